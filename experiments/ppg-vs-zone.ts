@@ -1,0 +1,22 @@
+import { defineExperiment } from "latlab";
+
+/**
+ * Seed 001 (PPG vs no PPG in one zone, D2s_v4, AccelNet on, East US: ping ~1.3 ms vs ~0.86 ms,
+ * sockperf 94 µs vs 63 µs) and seed 003's zonal vs PPG comparison, as one experiment.
+ */
+export default defineExperiment({
+  name: "ppg-vs-zone",
+  description: "Does a Proximity Placement Group pay off? Two hosts in one zone, without vs with a PPG.",
+  reproduces: [
+    "seed 001: Reduce Latency with Azure Proximity Placement Groups (ping, sockperf; East US, AccelNet on)",
+    "seed 003: Reduce latency on Azure with Accelerated Networking (sockperf within a zone vs within a PPG)",
+  ],
+  defaults: { region: "eastus", zone: "1", size: "Standard_D2s_v5", accelnet: true },
+  axes: { ppg: [false, true] },
+  baseline: { ppg: false },
+  hosts: { client: {}, server: {} },
+  measure: [
+    { tool: "sockperf", params: { protocol: "tcp", messageSize: 64, duration: 5 } },
+    { tool: "ping", params: { count: 40, interval: 0.05 } },
+  ],
+});

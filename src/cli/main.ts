@@ -1,0 +1,180 @@
+import { existsSync, readFileSync } from "node:fs";
+import { basename, extname, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { z } from "zod";
+import { ExperimentDefinitionError } from "../dsl/errors.ts";
+import { didYouMean } from "../dsl/suggest.ts";
+import { buildPlan, type PlanOptions } from "../plan/buildPlan.ts";
+import { formatPlan } from "../report/planText.ts";
+import { comparisonTable } from "../report/table.ts";
+import { ResultsSchema } from "../results/schema.ts";
+import { summarize } from "../results/summarize.ts";
+import { barProgress, lineProgress } from "../runner/progress.ts";
+import { runExperiment } from "../runner/runExperiment.ts";
+import { TARGET_NAMES, findTarget } from "../targets/registry.ts";
+import { TOOL_NAMES, findTool } from "../tools/registry.ts";
+import { LATLAB_VERSION } from "../version.ts";
+import { listExperimentFiles, loadExperiment } from "./loadExperiment.ts";
+
+const SCHEMA_FILE = new URL("../../schema/results.schema.json", import.meta.url);
+
+/** `--duration 30` (seconds per tool run) or `--duration 2x` (scale each tool's own). */
+export function parseDuration(value: string): NonNullable<PlanOptions["duration"]> {
+  const factor = /^(\d+(?:\.\d+)?)x$/i.exec(value);
+  if (factor) {
+    const f = Number(factor[1]);
+    if (f > 0) return { factor: f };
+  } else if (/^\d+(?:\.\d+)?$/.test(value) && Number(value) > 0) {
+    return { seconds: Number(value) };
+  }
+  throw new InvalidArgumentError(`expected seconds (e.g. 30) or a factor (e.g. 2x), got "${value}"`);
+}
+
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  return `${stamp}-${randomBytes(2).toString("hex")}`;
+}
+
+function readSamples(runDir: string, results: z.infer<typeof ResultsSchema>) {
+  const files = new Map(results.measurements.map((m) => [m.cell, m.samplesFile]));
+  return (cell: string) => {
+    const file = files.get(cell);
+    if (!file || !existsSync(resolve(runDir, file))) return [];
+    return readFileSync(resolve(runDir, file), "utf8").split("\n").filter(Boolean).map(Number);
+  };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command("latlab")
+    .description("Repeatable, honest network-latency experiments on emulated hosts or Azure.")
+    .version(LATLAB_VERSION)
+    .exitOverride()
+    .showSuggestionAfterError(true);
+
+  program
+    .command("run")
+    .alias("experiment")
+    .description("run an experiment: bring hosts up, measure, compare, tear down")
+    .argument("<experiment>", "a name from experiments/ or the path of your own .ts file")
+    .option("-t, --target <name>", `where hosts run (${TARGET_NAMES.join(", ")})`, "local")
+    .option("-d, --duration <seconds|Nx>", "measurement time per tool run, or a factor of the experiment's own", parseDuration)
+    .option("-o, --out <dir>", "results folder (default results/<runId>)")
+    .option("-q, --quiet", "print only failures and the final table (CI)")
+    .option("--no-install", "never install missing system packages; say what to run instead")
+    .action(async (ref: string, opts: { target: string; duration?: PlanOptions["duration"]; out?: string; quiet?: boolean; install: boolean }) => {
+      const factory = findTarget(opts.target);
+      if (!factory) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
+      const { experiment, file } = await loadExperiment(ref);
+      const plan = buildPlan(experiment, opts.duration ? { duration: opts.duration } : {});
+      const runId = newRunId();
+      const runDir = resolve(opts.out ?? `results/${runId}`);
+      const quiet = opts.quiet || process.env.CI === "true";
+      const progress = quiet || !process.stderr.isTTY ? lineProgress(process.stderr, opts.quiet) : barProgress();
+      const log = (m: string) => progress.log(m);
+      const toolBinaries = [...new Set(plan.cells.flatMap((c) => findTool(c.tool)!.binaries))];
+      await factory.preflight({ binaries: toolBinaries, install: opts.install, log });
+      progress.log(`${experiment.name}: ${plan.variants.length} variants, ${plan.estimate.hosts} hosts, ${plan.cells.length} cells, ~${Math.ceil(plan.estimate.measurementSeconds)} s of measurement; run ${runId}`);
+
+      const controller = new AbortController();
+      let signals = 0;
+      const onSignal = (signal: NodeJS.Signals) => {
+        signals++;
+        if (signals === 1) process.stderr.write(`\n${signal}: stopping after the current step and tearing everything down…\n`);
+        else process.stderr.write(`${signal}: teardown is running; it reports what it could not remove when it ends\n`);
+        controller.abort();
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+      try {
+        const results = await runExperiment({ experiment, source: file, plan, target: factory.create(), runId, runDir, progress, signal: controller.signal });
+        process.stdout.write(`\n${comparisonTable(results, readSamples(runDir, results))}\n`);
+        process.stdout.write(`results: ${resolve(runDir, "results.json")}\n`);
+        if (results.status === "interrupted") return void (process.exitCode = 130);
+        if (results.teardown.status === "failed" || results.status === "failed") return void (process.exitCode = 1);
+        if (results.status === "partial") process.exitCode = 2;
+      } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+      }
+    });
+
+  program
+    .command("plan")
+    .description("show what an experiment would do: variants, hosts, cells, estimated time")
+    .argument("<experiment>", "a name from experiments/ or the path of your own .ts file")
+    .option("--json", "print the plan as JSON")
+    .option("-d, --duration <seconds|Nx>", "measurement time per tool run, or a factor", parseDuration)
+    .action(async (ref: string, opts: { json?: boolean; duration?: PlanOptions["duration"] }) => {
+      const { experiment } = await loadExperiment(ref);
+      const plan = buildPlan(experiment, opts.duration ? { duration: opts.duration } : {});
+      process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan)}\n`);
+    });
+
+  program
+    .command("list")
+    .description("list the experiments in experiments/")
+    .action(async () => {
+      for (const file of listExperimentFiles()) {
+        const name = basename(file, extname(file));
+        try {
+          const { experiment } = await loadExperiment(file);
+          process.stdout.write(`${name.padEnd(24)} ${experiment.description}\n`);
+        } catch (error) {
+          process.stdout.write(`${name.padEnd(24)} (broken: ${(error as Error).message.split("\n")[0]})\n`);
+        }
+      }
+    });
+
+  program
+    .command("parse")
+    .description("normalise an output captured by hand (RTT in µs), to compare old measurements with new runs")
+    .argument("<tool>", `one of ${TOOL_NAMES.join(", ")}`)
+    .argument("<file>", "the tool's captured stdout (stderr may be appended)")
+    .option("--file <path...>", "extra files the tool wrote (e.g. sockperf --full-log)")
+    .option("--json", "print JSON")
+    .action((toolName: string, file: string, opts: { file?: string[]; json?: boolean }) => {
+      const tool = findTool(toolName);
+      if (!tool) throw new Error(`unknown tool "${toolName}"${didYouMean(toolName, TOOL_NAMES)}`);
+      const text = readFileSync(file, "utf8");
+      const files = Object.fromEntries((opts.file ?? []).map((f) => [f, readFileSync(f, "utf8")]));
+      const params = tool.params.parse({});
+      const result = tool.parse({ stdout: text, stderr: "", exitCode: 0, files }, params);
+      const summary = summarize(result);
+      const out = { tool: tool.name, file: resolve(file), summary, reported: result.reported, warnings: result.warnings, samples: result.samples.length };
+      if (opts.json) process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      else {
+        const s = summary;
+        process.stdout.write(
+          s
+            ? `${tool.name} ${s.metric} (${s.unit}): n=${s.count} mean=${s.mean.toFixed(2)} p50=${s.p50.toFixed(2)} p90=${s.p90.toFixed(2)} p99=${s.p99.toFixed(2)} p99.9=${s.p999.toFixed(2)} min=${s.min.toFixed(2)} max=${s.max.toFixed(2)} stddev=${s.stddev.toFixed(2)}\n`
+            : `${tool.name}: no summary could be made\n`,
+        );
+        for (const w of result.warnings) process.stdout.write(`warning: ${w}\n`);
+      }
+    });
+
+  program
+    .command("schema")
+    .description("print the JSON Schema of results.json (--write updates schema/results.schema.json)")
+    .option("--write", "write it into the repository")
+    .action(async (opts: { write?: boolean }) => {
+      const { resultsJsonSchema } = await import("../results/jsonSchema.ts");
+      const text = `${JSON.stringify(resultsJsonSchema(), null, 2)}\n`;
+      if (opts.write) {
+        const { writeFileSync } = await import("node:fs");
+        writeFileSync(SCHEMA_FILE, text);
+        process.stdout.write(`wrote ${SCHEMA_FILE.pathname}\n`);
+      } else process.stdout.write(text);
+    });
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    if (error instanceof ExperimentDefinitionError) process.stderr.write(`${error.message}\n`);
+    else process.stderr.write(`latlab: ${(error as Error).message}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,35 @@
+import { z } from "zod";
+import { NetworkPathSchema } from "../plan/types.ts";
+import { RegionSchema, VmSizeSchema } from "./placement.ts";
+
+/**
+ * Where the non-anchor hosts (every role but the first) sit relative to the anchor host,
+ * when the hosts are not placed by hand.
+ */
+export const PlacementSchema = z.enum(["same-ppg", "same-zone", "cross-zone", "cross-region"]);
+export type Placement = z.infer<typeof PlacementSchema>;
+
+/**
+ * The infrastructure axes: each is a list of values, and the experiment's variants are their
+ * cartesian product (less the filter, with zipped axes moving together). Tools are not an axis:
+ * every tool runs on every variant's hosts.
+ */
+export const AxesSchema = z
+  .object({
+    placement: z.array(PlacementSchema).min(1),
+    ppg: z.array(z.boolean()).min(1),
+    availabilitySet: z.array(z.boolean()).min(1),
+    accelnet: z.array(z.boolean()).min(1),
+    size: z.array(VmSizeSchema).min(1),
+    region: z.array(RegionSchema).min(1),
+    path: z.array(NetworkPathSchema).min(1),
+  })
+  .partial()
+  .strict();
+
+export type Axes = z.infer<typeof AxesSchema>;
+export type AxisName = keyof Axes;
+export const AXIS_NAMES = Object.keys(AxesSchema.shape) as AxisName[];
+
+/** The values one variant takes: one value per declared axis. */
+export type AxisValues<A extends Axes = Axes> = { [K in keyof A]: A[K] extends readonly (infer V)[] ? V : never };

@@ -1,0 +1,88 @@
+import type { AxisValue } from "../plan/types.ts";
+import type { DefinitionIssue } from "./errors.ts";
+
+export type AxisTable = Record<string, readonly AxisValue[]>;
+export type AxisPoint = Record<string, AxisValue>;
+
+/**
+ * Expands axes into their points: the cartesian product of the axes, except that axes named
+ * together in one zip group advance together (element-wise) and count as one dimension.
+ * Order is deterministic: the first axis varies slowest. Returns issues instead of throwing
+ * so that the caller can report every problem with its path at once.
+ */
+export function expandMatrix(
+  axes: AxisTable,
+  zip: readonly (readonly string[])[] = [],
+  filter?: (point: AxisPoint) => boolean,
+): { points: AxisPoint[]; issues: DefinitionIssue[] } {
+  const issues: DefinitionIssue[] = [];
+  const names = Object.keys(axes);
+  const groupOf = new Map<string, number>();
+  zip.forEach((group, g) => {
+    group.forEach((name, i) => {
+      if (!(name in axes)) issues.push({ path: `zip[${g}][${i}]`, message: `"${name}" is not one of the declared axes (${names.join(", ") || "none"})` });
+      else if (groupOf.has(name)) issues.push({ path: `zip[${g}][${i}]`, message: `axis "${name}" is already in zip group ${groupOf.get(name)}` });
+      else groupOf.set(name, g);
+    });
+    const lengths = group.filter((n) => n in axes).map((n) => axes[n]!.length);
+    if (new Set(lengths).size > 1) {
+      issues.push({ path: `zip[${g}]`, message: `zipped axes must have the same number of values, got ${group.map((n, i) => `${n}: ${lengths[i]}`).join(", ")}` });
+    }
+  });
+  if (issues.length) return { points: [], issues };
+
+  // One dimension per zip group (at the position of its first axis) or per lone axis.
+  const dimensions: string[][] = [];
+  const seenGroups = new Set<number>();
+  for (const name of names) {
+    const g = groupOf.get(name);
+    if (g === undefined) dimensions.push([name]);
+    else if (!seenGroups.has(g)) {
+      seenGroups.add(g);
+      dimensions.push(zip[g]!.filter((n) => n in axes));
+    }
+  }
+
+  let points: AxisPoint[] = [{}];
+  for (const dimension of dimensions) {
+    const length = axes[dimension[0]!]!.length;
+    const next: AxisPoint[] = [];
+    for (const point of points) {
+      for (let i = 0; i < length; i++) {
+        const extended: AxisPoint = { ...point };
+        for (const name of dimension) extended[name] = axes[name]![i]!;
+        next.push(extended);
+      }
+    }
+    points = next;
+  }
+  // Keep the declared axis order inside each point, whatever the zip grouping did.
+  points = points.map((p) => Object.fromEntries(names.map((n) => [n, p[n]!])));
+
+  if (filter) {
+    const kept: AxisPoint[] = [];
+    for (const point of points) {
+      let keep: boolean;
+      try {
+        keep = filter(point);
+      } catch (error) {
+        issues.push({ path: "filter", message: `threw on ${variantId(point)}: ${(error as Error).message}` });
+        continue;
+      }
+      if (typeof keep !== "boolean") {
+        issues.push({ path: "filter", message: `must return true or false, returned ${JSON.stringify(keep)} for ${variantId(point)}` });
+        continue;
+      }
+      if (keep) kept.push(point);
+    }
+    points = kept;
+    if (!issues.length && !points.length) issues.push({ path: "filter", message: "removes every variant" });
+  }
+  return { points, issues };
+}
+
+/** A variant's id from its axis values, stable and readable: `accelnet=true,placement=same-zone`. */
+export function variantId(point: AxisPoint): string {
+  const parts = Object.entries(point).map(([k, v]) => `${k}=${String(v)}`);
+  return parts.length ? parts.join(",") : "default";
+}

@@ -1,0 +1,47 @@
+import { z } from "zod";
+
+/**
+ * Where one host goes. Azure names (region "uksouth", zone "1") are used on every target so
+ * that one experiment file means the same thing locally and in the cloud.
+ */
+export const ZoneSchema = z.enum(["1", "2", "3"]);
+export type Zone = z.infer<typeof ZoneSchema>;
+
+export const RegionSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9]+$/, 'a region is an Azure region name in lower case, like "uksouth"');
+
+export const VmSizeSchema = z
+  .string()
+  .regex(/^(Standard|Basic)_[A-Za-z0-9_]+$/, 'a VM size is an Azure size name, like "Standard_D2s_v5"');
+
+export const GroupNameSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9-]{0,30}$/, "a group name is lower case letters, digits and '-', at most 31 characters");
+
+export const HostSpecSchema = z
+  .object({
+    region: RegionSchema.optional(),
+    /** Availability zone; omit (or null) for a regional, non-zonal host. */
+    zone: ZoneSchema.nullable().optional(),
+    /** Hosts naming the same PPG are placed in it. true = the experiment's one shared PPG. */
+    ppg: z.union([GroupNameSchema, z.boolean()]).nullable().optional(),
+    /** Hosts naming the same availability set are placed in it. true = the shared one. */
+    availabilitySet: z.union([GroupNameSchema, z.boolean()]).nullable().optional(),
+    size: VmSizeSchema.optional(),
+    accelnet: z.boolean().optional(),
+  })
+  .strict();
+export type HostSpec = z.infer<typeof HostSpecSchema>;
+
+/** A host once defaults and axis values are applied: nothing left to guess. */
+export const ResolvedHostSchema = z.object({
+  role: z.string(),
+  region: RegionSchema,
+  zone: ZoneSchema.nullable(),
+  ppg: GroupNameSchema.nullable(),
+  availabilitySet: GroupNameSchema.nullable(),
+  size: VmSizeSchema,
+  accelnet: z.boolean(),
+});
+export type ResolvedHost = z.infer<typeof ResolvedHostSchema>;

@@ -1,0 +1,100 @@
+import { checkPairs, type Experiment } from "../dsl/experiment.ts";
+import { ExperimentDefinitionError } from "../dsl/errors.ts";
+import { expandMatrix, variantId } from "../dsl/matrix.ts";
+import { findTool } from "../tools/registry.ts";
+import { pathKind } from "./pathKind.ts";
+import { resolveHosts } from "./resolveHosts.ts";
+import { PlanSchema, type Cell, type Deployment, type NetworkPath, type Plan, type Variant } from "./types.ts";
+
+export interface PlanOptions {
+  /**
+   * Measurement time per tool run: `{ seconds }` sets it, `{ factor }` scales each tool's
+   * own duration. Tools express duration their own way (ping: count × interval).
+   */
+  duration?: { seconds: number } | { factor: number };
+}
+
+/**
+ * experiment → variants → deployments (a variant's replicas) → measurement cells.
+ * Pure: the same experiment and options always give the same plan.
+ */
+export function buildPlan(experiment: Experiment, options: PlanOptions = {}): Plan {
+  const { points, issues } = expandMatrix(experiment.axes as Record<string, readonly (string | boolean)[]>, experiment.zip, experiment.filter);
+  if (issues.length) throw new ExperimentDefinitionError(issues, experiment.name);
+
+  const variants: Variant[] = points.map((point) => {
+    const id = variantId(point);
+    return { id, axes: point, hosts: resolveHosts(experiment, point, id) };
+  });
+
+  const pairIssues = variants.flatMap((v) => checkPairs(experiment.measure, v.hosts.map((h) => h.role)).map((i) => ({ ...i, message: `${i.message} (variant ${v.id})` })));
+  if (pairIssues.length) throw new ExperimentDefinitionError(pairIssues, experiment.name);
+
+  const measures = experiment.measure.map((m) => {
+    const tool = findTool(m.tool);
+    if (!tool) throw new Error(`unknown tool "${m.tool}" in a validated experiment`);
+    let params = m.params;
+    if (options.duration) {
+      const seconds = "seconds" in options.duration ? options.duration.seconds : tool.measurementSeconds(params) * options.duration.factor;
+      params = tool.withDuration(params, seconds) as Record<string, unknown>;
+    }
+    return { ...m, tool, params };
+  });
+
+  const deployments: Deployment[] = [];
+  const cells: Cell[] = [];
+  for (const variant of variants) {
+    for (let replica = 0; replica < experiment.replicas; replica++) {
+      const deployment: Deployment = {
+        id: experiment.replicas > 1 ? `${variant.id}#r${replica}` : variant.id,
+        index: deployments.length,
+        variant: variant.id,
+        replica,
+        hosts: variant.hosts,
+      };
+      deployments.push(deployment);
+      const byRole = new Map(variant.hosts.map((h) => [h.role, h]));
+      for (let repetition = 0; repetition < experiment.repetitions; repetition++) {
+        measures.forEach((m, measureIndex) => {
+          const pairs = m.pairs ?? variant.hosts.filter((h) => h.role !== "server").map((h) => ({ from: h.role, to: "server" }));
+          for (const pair of pairs) {
+            const path: NetworkPath = m.path ?? (variant.axes.path as NetworkPath | undefined) ?? "private";
+            const suffix = experiment.repetitions > 1 ? `/rep${repetition}` : "";
+            cells.push({
+              id: `${deployment.id}/${m.tool.name}#${measureIndex}/${pair.from}->${pair.to}${suffix}`,
+              deployment: deployment.id,
+              variant: variant.id,
+              replica,
+              repetition,
+              measure: measureIndex,
+              tool: m.tool.name,
+              params: m.params,
+              from: pair.from,
+              to: pair.to,
+              path,
+              pathKind: pathKind(byRole.get(pair.from)!, byRole.get(pair.to)!),
+              estimatedSeconds: m.tool.estimateSeconds(m.params),
+            });
+          }
+        });
+      }
+    }
+  }
+
+  const baseline = experiment.baseline
+    ? variants.find((v) => Object.entries(experiment.baseline!).every(([k, val]) => v.axes[k] === val))!.id
+    : variants[0]!.id;
+
+  return PlanSchema.parse({
+    experiment: { name: experiment.name, description: experiment.description },
+    baseline,
+    variants,
+    deployments,
+    cells,
+    estimate: {
+      measurementSeconds: cells.reduce((sum, c) => sum + c.estimatedSeconds, 0),
+      cells: cells.length,
+      hosts: deployments.reduce((sum, d) => sum + d.hosts.length, 0),
+    },
+  });
+}

@@ -1,0 +1,65 @@
+import { z } from "zod";
+import { ResolvedHostSchema } from "../dsl/placement.ts";
+
+/** How traffic between two hosts travels; decides the emulated path and the latency model. */
+export const PathKindSchema = z.enum(["same-ppg", "same-zone", "same-region", "cross-zone", "cross-region"]);
+export type PathKind = z.infer<typeof PathKindSchema>;
+
+/** Which address the client measures to: the private (VNet/peered) one or the public one. */
+export const NetworkPathSchema = z.enum(["private", "public"]);
+export type NetworkPath = z.infer<typeof NetworkPathSchema>;
+
+export const AxisValueSchema = z.union([z.string(), z.number(), z.boolean()]);
+export type AxisValue = z.infer<typeof AxisValueSchema>;
+
+export const VariantSchema = z.object({
+  /** Stable id built from the axis values, e.g. `ppg=false`. */
+  id: z.string(),
+  axes: z.record(z.string(), AxisValueSchema),
+  hosts: z.array(ResolvedHostSchema),
+});
+export type Variant = z.infer<typeof VariantSchema>;
+
+/** One set of hosts brought up together: a variant's replica. */
+export const DeploymentSchema = z.object({
+  id: z.string(),
+  index: z.number().int().nonnegative(),
+  variant: z.string(),
+  replica: z.number().int().nonnegative(),
+  hosts: z.array(ResolvedHostSchema),
+});
+export type Deployment = z.infer<typeof DeploymentSchema>;
+
+/** The smallest unit of measurement: one tool run from one host to another. */
+export const CellSchema = z.object({
+  id: z.string(),
+  deployment: z.string(),
+  variant: z.string(),
+  replica: z.number().int().nonnegative(),
+  repetition: z.number().int().nonnegative(),
+  /** Index into the experiment's measure list (the same tool may be listed twice). */
+  measure: z.number().int().nonnegative(),
+  tool: z.string(),
+  params: z.record(z.string(), z.unknown()),
+  from: z.string(),
+  to: z.string(),
+  path: NetworkPathSchema,
+  pathKind: PathKindSchema,
+  estimatedSeconds: z.number().nonnegative(),
+});
+export type Cell = z.infer<typeof CellSchema>;
+
+export const PlanSchema = z.object({
+  experiment: z.object({ name: z.string(), description: z.string() }),
+  baseline: z.string(),
+  variants: z.array(VariantSchema),
+  deployments: z.array(DeploymentSchema),
+  cells: z.array(CellSchema),
+  estimate: z.object({
+    /** Sum of the cells' tool run times: cells run one after another. */
+    measurementSeconds: z.number().nonnegative(),
+    cells: z.number().int().nonnegative(),
+    hosts: z.number().int().nonnegative(),
+  }),
+});
+export type Plan = z.infer<typeof PlanSchema>;

@@ -1,0 +1,25 @@
+import type { Plan } from "../plan/types.ts";
+
+const place = (h: Plan["variants"][number]["hosts"][number]) =>
+  [h.region, h.zone ? `zone ${h.zone}` : "no zone", h.ppg ? `ppg ${h.ppg}` : null, h.availabilitySet ? `avset ${h.availabilitySet}` : null, h.size, h.accelnet ? "accelnet" : "no accelnet"]
+    .filter(Boolean)
+    .join(", ");
+
+/** A plan as a person reads it: variants with their hosts, then cells and the time they take. */
+export function formatPlan(plan: Plan): string {
+  const lines = [`${plan.experiment.name}: ${plan.experiment.description}`, ""];
+  for (const v of plan.variants) {
+    lines.push(`variant ${v.id}${v.id === plan.baseline ? " (baseline)" : ""}`);
+    for (const h of v.hosts) lines.push(`  ${h.role.padEnd(10)} ${place(h)}`);
+  }
+  lines.push("", `cells (${plan.cells.length}):`);
+  for (const c of plan.cells) lines.push(`  ${c.id}  [${c.pathKind}, ${c.path}]  ~${c.estimatedSeconds.toFixed(1)} s`);
+  const minutes = plan.estimate.measurementSeconds / 60;
+  lines.push(
+    "",
+    `${plan.deployments.length} deployments, ${plan.estimate.hosts} hosts, ${plan.estimate.cells} cells, estimated measurement time ${
+      minutes >= 1 ? `${minutes.toFixed(1)} min` : `${Math.ceil(plan.estimate.measurementSeconds)} s`
+    } (plus bring-up and teardown)`,
+  );
+  return lines.join("\n");
+}

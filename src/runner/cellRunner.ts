@@ -1,0 +1,109 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { NodeSSH } from "node-ssh";
+import type { Cell } from "../plan/types.ts";
+import type { Measurement } from "../results/schema.ts";
+import { summarize } from "../results/summarize.ts";
+import type { HostEndpoint } from "../targets/target.ts";
+import { findTool } from "../tools/registry.ts";
+import type { ClientOutput, ToolModule } from "../tools/types.ts";
+import { execWithTimeout, shellQuote } from "./ssh.ts";
+
+/** First port a measure's server listens on; measure i uses BASE_PORT + i. */
+export const BASE_PORT = 11_000;
+
+export interface CellContext {
+  cell: Cell;
+  client: { endpoint: HostEndpoint; ssh: NodeSSH };
+  server: { endpoint: HostEndpoint; ssh: NodeSSH };
+  runDir: string;
+  signal?: AbortSignal;
+}
+
+/** A file-system-safe name for a cell's raw-output folder. */
+export const cellSlug = (cellId: string) => cellId.replace(/[^A-Za-z0-9._=-]+/g, "_");
+
+/**
+ * Runs one cell's client and turns what it printed into a Measurement. Never throws: a
+ * failure becomes a failed measurement with its error, and everything the tool printed is
+ * kept under raw/ either way.
+ */
+export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.cell.tool)!): Promise<{ measurement: Measurement; samples: number[] }> {
+  const { cell } = ctx;
+  const startedAt = new Date().toISOString();
+  const slug = cellSlug(cell.id);
+  const rawDir = join(ctx.runDir, "raw", slug);
+  mkdirSync(rawDir, { recursive: true });
+  const raw: string[] = [];
+  const keep = (name: string, text: string) => {
+    writeFileSync(join(rawDir, name), text);
+    raw.push(join("raw", slug, name));
+  };
+  const base = {
+    cell: cell.id,
+    variant: cell.variant,
+    deployment: cell.deployment,
+    tool: cell.tool,
+    params: cell.params,
+    from: cell.from,
+    to: cell.to,
+    path: cell.path,
+    pathKind: cell.pathKind,
+    replica: cell.replica,
+    repetition: cell.repetition,
+    startedAt,
+  };
+  const fail = (error: string, warnings: string[] = []) => ({
+    measurement: { ...base, status: "failed" as const, error, finishedAt: new Date().toISOString(), warnings, raw },
+    samples: [],
+  });
+
+  const targetAddress = cell.path === "public" ? ctx.server.endpoint.publicAddress : ctx.server.endpoint.privateAddress;
+  if (!targetAddress) return fail(`${cell.to} has no ${cell.path} address on this target`);
+  const workDir = join(ctx.client.endpoint.workDir, slug);
+  const spec = tool.client({ targetAddress, port: BASE_PORT + cell.measure, workDir }, cell.params);
+  keep("command.txt", `${spec.command}\n`);
+  try {
+    const mk = await execWithTimeout(ctx.client.ssh, `mkdir -p ${shellQuote(workDir)}`, 10, ctx.signal);
+    if (mk.exitCode !== 0) return fail(`${cell.from}: cannot create ${workDir}: ${mk.stderr.trim()}`);
+    const run = await execWithTimeout(ctx.client.ssh, spec.command, spec.timeoutSeconds, ctx.signal);
+    keep("stdout.txt", run.stdout);
+    keep("stderr.txt", run.stderr);
+    if (run.timedOut) return fail(`${cell.tool} on ${cell.from} timed out after ${spec.timeoutSeconds} s`);
+    const files: Record<string, string> = {};
+    for (const file of spec.files) {
+      const got = await execWithTimeout(ctx.client.ssh, `cat ${shellQuote(file)}`, 60, ctx.signal);
+      if (got.exitCode === 0) {
+        files[file] = got.stdout;
+        keep(file.split("/").pop()!, got.stdout);
+      }
+    }
+    const output: ClientOutput = { stdout: run.stdout, stderr: run.stderr, exitCode: run.exitCode, files };
+    const result = tool.parse(output, cell.params);
+    const summary = summarize(result);
+    let samplesFile: string | undefined;
+    if (result.samples.length) {
+      samplesFile = join("samples", `${slug}.txt`);
+      mkdirSync(join(ctx.runDir, "samples"), { recursive: true });
+      writeFileSync(join(ctx.runDir, samplesFile), `${result.samples.join("\n")}\n`);
+    }
+    const reported = result.reported
+      ? Object.fromEntries(Object.entries(result.reported).filter((e): e is [string, number | string] => e[1] !== undefined))
+      : undefined;
+    return {
+      measurement: {
+        ...base,
+        status: "ok",
+        finishedAt: new Date().toISOString(),
+        ...(summary ? { summary } : {}),
+        ...(reported ? { reported } : {}),
+        warnings: result.warnings,
+        raw,
+        ...(samplesFile ? { samplesFile } : {}),
+      },
+      samples: result.samples,
+    };
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+}

@@ -1,0 +1,197 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { release } from "node:os";
+import { join } from "node:path";
+import type { NodeSSH } from "node-ssh";
+import type { Experiment } from "../dsl/experiment.ts";
+import type { Cell, Plan } from "../plan/types.ts";
+import { compareVariants, type SampledMeasurement } from "../results/comparisons.ts";
+import { hostRecords } from "../results/hostRecords.ts";
+import type { Results, ShapingStatus, TeardownReport } from "../results/schema.ts";
+import { writeResults } from "../results/writeResults.ts";
+import type { Environment, HostEndpoint, Target } from "../targets/target.ts";
+import { findTool } from "../tools/registry.ts";
+import { BASE_PORT, runCell } from "./cellRunner.ts";
+import type { Progress } from "./progress.ts";
+import { startServer, stopServer, type RunningServer } from "./servers.ts";
+import { connectHost, execWithTimeout } from "./ssh.ts";
+import { LATLAB_VERSION } from "../version.ts";
+
+export interface RunOptions {
+  experiment: Experiment;
+  source: string;
+  plan: Plan;
+  target: Target;
+  runId: string;
+  runDir: string;
+  progress: Progress;
+  /** Aborted on Ctrl-C / SIGTERM: in-flight work stops, teardown still runs. */
+  signal: AbortSignal;
+}
+
+const NO_SHAPING: ShapingStatus = { latency: "not-applicable", bandwidth: "not-applicable", note: "no hosts were brought up" };
+
+const cellLabel = (c: Cell) => `${c.variant}${c.replica ? `#r${c.replica}` : ""} ${c.tool} ${c.from}->${c.to}${c.repetition ? ` rep${c.repetition}` : ""}`;
+
+/**
+ * Brings the plan's hosts up on the target, runs every cell, and always tears down — on
+ * success, on error and on interruption — then writes results.json with whatever was
+ * measured. A failed cell is recorded and the others go on.
+ */
+export async function runExperiment(options: RunOptions): Promise<Results> {
+  const { plan, target, runDir, progress, signal } = options;
+  mkdirSync(runDir, { recursive: true });
+  writeFileSync(join(runDir, "plan.json"), `${JSON.stringify(plan, null, 2)}\n`);
+  const startedAt = new Date().toISOString();
+  const sampled: SampledMeasurement[] = [];
+  const toolVersions: Record<string, string> = {};
+  let environment: Environment | undefined;
+  let runError: string | undefined;
+  let teardown: TeardownReport = { status: "not-started", errors: [], removed: [] };
+
+  try {
+    progress.log(`bringing up ${plan.estimate.hosts} hosts on ${target.name}…`);
+    environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m) });
+    progress.log(environment.shaping.note);
+    progress.start(plan.cells.length);
+    for (const deployment of plan.deployments) {
+      if (signal.aborted) break;
+      const cells = plan.cells.filter((c) => c.deployment === deployment.id);
+      try {
+        await runDeployment(deployment.id, cells, environment.hosts, options, sampled, toolVersions);
+      } catch (error) {
+        // One deployment that cannot be reached fails its own cells, not the others'.
+        const done = new Set(sampled.map((s) => s.measurement.cell));
+        for (const c of cells.filter((c) => !done.has(c.id))) {
+          const failed = notRunMeasurement(c, (error as Error).message);
+          sampled.push(failed);
+          progress.cellFinished(cellLabel(c), "failed", failed.measurement.error);
+        }
+      }
+    }
+  } catch (error) {
+    runError = (error as Error).message;
+    progress.log(`error: ${runError}`);
+  } finally {
+    progress.stop();
+    progress.log("tearing down…");
+    try {
+      teardown = await target.down();
+    } catch (error) {
+      teardown = { status: "failed", errors: [`teardown threw: ${(error as Error).message}`], removed: [] };
+    }
+    if (teardown.status === "failed") progress.log(`teardown FAILED:\n  ${teardown.errors.join("\n  ")}`);
+  }
+
+  // Cells never reached (error or interruption) are recorded as failed: nothing is silently missing.
+  const done = new Set(sampled.map((s) => s.measurement.cell));
+  const notRun = plan.cells.filter((c) => !done.has(c.id));
+  const reason = signal.aborted ? "interrupted before this cell ran" : runError ? `not run: ${runError}` : "not run";
+  for (const c of notRun) sampled.push(notRunMeasurement(c, reason));
+
+  const ok = sampled.filter((s) => s.measurement.status === "ok").length;
+  const results: Results = {
+    schemaVersion: 1,
+    runId: options.runId,
+    experiment: { name: plan.experiment.name, description: plan.experiment.description, source: options.source },
+    target: target.name,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    status: signal.aborted ? "interrupted" : runError && ok === 0 ? "failed" : ok === plan.cells.length ? "complete" : "partial",
+    ...(runError ? { error: runError } : {}),
+    environment: {
+      latlabVersion: LATLAB_VERSION,
+      node: process.version,
+      kernel: release(),
+      toolVersions,
+      shaping: environment?.shaping ?? NO_SHAPING,
+      facts: environment?.facts ?? {},
+    },
+    baseline: plan.baseline,
+    variants: plan.variants.map((v) => ({ id: v.id, axes: v.axes, hosts: hostRecords(plan, v.id, environment?.hosts ?? []) })),
+    measurements: plan.cells.map((c) => sampled.find((s) => s.measurement.cell === c.id)!.measurement),
+    comparisons: compareVariants(plan.baseline, plan.variants.map((v) => v.id), sampled, plan.cells),
+    teardown,
+  };
+  writeResults(runDir, results);
+  return results;
+}
+
+async function runDeployment(
+  deploymentId: string,
+  cells: Cell[],
+  endpoints: HostEndpoint[],
+  options: RunOptions,
+  sampled: SampledMeasurement[],
+  toolVersions: Record<string, string>,
+): Promise<void> {
+  const { progress, signal } = options;
+  const hosts = endpoints.filter((e) => e.deployment === deploymentId);
+  const connections = new Map<string, NodeSSH>();
+  const servers: { ssh: NodeSSH; server: RunningServer }[] = [];
+  const abortAll = () => connections.forEach((c) => c.dispose());
+  signal.addEventListener("abort", abortAll, { once: true });
+  try {
+    await Promise.all(
+      hosts.map(async (h) => connections.set(h.role, await connectHost(h, { signal, log: (m) => progress.log(m) }))),
+    );
+    const started = new Map<string, RunningServer | undefined>();
+    for (const cell of cells) {
+      if (signal.aborted) return;
+      const label = cellLabel(cell);
+      progress.cellStarted(label);
+      const tool = findTool(cell.tool)!;
+      const client = hosts.find((h) => h.role === cell.from)!;
+      const server = hosts.find((h) => h.role === cell.to)!;
+      const clientSsh = connections.get(cell.from)!;
+      const serverSsh = connections.get(cell.to)!;
+      let result: SampledMeasurement;
+      try {
+        if (!(tool.name in toolVersions)) {
+          const v = await execWithTimeout(clientSsh, tool.versionCommand, 10, signal);
+          toolVersions[tool.name] = tool.parseVersion(`${v.stdout}\n${v.stderr}`) ?? "unknown";
+        }
+        const key = `${cell.to}/${cell.measure}`;
+        if (!started.has(key)) {
+          const s = await startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, signal);
+          started.set(key, s);
+          if (s) servers.push({ ssh: serverSsh, server: s });
+        }
+        result = await runCell({ cell, client: { endpoint: client, ssh: clientSsh }, server: { endpoint: server, ssh: serverSsh }, runDir: options.runDir, signal });
+      } catch (error) {
+        result = notRunMeasurement(cell, (error as Error).message);
+      }
+      sampled.push(result);
+      progress.cellFinished(label, result.measurement.status, result.measurement.error);
+    }
+  } finally {
+    signal.removeEventListener("abort", abortAll);
+    for (const { ssh, server } of servers) await stopServer(ssh, server).catch(() => undefined);
+    connections.forEach((c) => c.dispose());
+  }
+}
+
+function notRunMeasurement(cell: Cell, error: string): SampledMeasurement {
+  const now = new Date().toISOString();
+  return {
+    measurement: {
+      cell: cell.id,
+      variant: cell.variant,
+      deployment: cell.deployment,
+      tool: cell.tool,
+      params: cell.params,
+      from: cell.from,
+      to: cell.to,
+      path: cell.path,
+      pathKind: cell.pathKind,
+      replica: cell.replica,
+      repetition: cell.repetition,
+      status: "failed",
+      error,
+      startedAt: now,
+      finishedAt: now,
+      warnings: [],
+      raw: [],
+    },
+    samples: [],
+  };
+}

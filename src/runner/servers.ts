@@ -1,0 +1,53 @@
+import type { NodeSSH } from "node-ssh";
+import type { HostEndpoint } from "../targets/target.ts";
+import type { ToolModule } from "../tools/types.ts";
+import { execWithTimeout, shellQuote } from "./ssh.ts";
+
+export interface RunningServer {
+  tool: string;
+  host: string;
+  port: number;
+  pid: number;
+  log: string;
+}
+
+/**
+ * Starts a tool's server detached (it outlives this SSH session) and waits until its port
+ * listens. Returns undefined for tools without a server.
+ */
+export async function startServer(
+  ssh: NodeSSH,
+  endpoint: HostEndpoint,
+  tool: ToolModule,
+  params: unknown,
+  port: number,
+  signal?: AbortSignal,
+): Promise<RunningServer | undefined> {
+  const workDir = `${endpoint.workDir}/servers`;
+  const spec = tool.server({ bindAddress: "0.0.0.0", port, workDir }, params);
+  if (!spec) return undefined;
+  const log = `${workDir}/${tool.name}-${spec.port}.log`;
+  const start = `mkdir -p ${shellQuote(workDir)} && cd ${shellQuote(workDir)} && (setsid sh -c ${shellQuote(`exec ${spec.command}`)} > ${shellQuote(log)} 2>&1 < /dev/null & echo $!)`;
+  const started = await execWithTimeout(ssh, start, 15, signal);
+  const pid = Number(started.stdout.trim());
+  const where = `${endpoint.deployment}/${endpoint.role}`;
+  if (started.exitCode !== 0 || !Number.isInteger(pid) || pid <= 0) {
+    throw new Error(`${where}: could not start ${tool.name} server: ${started.stderr.trim() || started.stdout.trim()}`);
+  }
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    // -a: sockperf/qperf servers may listen on TCP or UDP.
+    const check = await execWithTimeout(ssh, `ss -Hlnau 'sport = :${spec.port}' ; ss -Hlnt 'sport = :${spec.port}'; kill -0 ${pid} && echo alive`, 10, signal);
+    if (!check.stdout.includes("alive")) {
+      const out = await execWithTimeout(ssh, `tail -n 20 ${shellQuote(log)}`, 10, signal);
+      throw new Error(`${where}: ${tool.name} server exited at start: ${out.stdout.trim() || "(no output)"}`);
+    }
+    if (check.stdout.replace("alive", "").trim()) return { tool: tool.name, host: where, port: spec.port, pid, log };
+    if (Date.now() > deadline) throw new Error(`${where}: ${tool.name} server not listening on port ${spec.port} after 15 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function stopServer(ssh: NodeSSH, server: RunningServer): Promise<void> {
+  await execWithTimeout(ssh, `kill ${server.pid} 2>/dev/null; sleep 0.2; kill -9 ${server.pid} 2>/dev/null; true`, 10);
+}

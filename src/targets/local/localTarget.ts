@@ -1,0 +1,534 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { release, tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Plan } from "../../plan/types.ts";
+import type { ShapingStatus, TeardownReport } from "../../results/schema.ts";
+import type { Environment, HostEndpoint, Target, TargetContext } from "../target.ts";
+import { CommandError, execCommand, formatArgv, mustExec, spawnDetached } from "./exec.ts";
+import type { DetachedProcess, ExecFn } from "./exec.ts";
+import { bandwidthForSize, LATENCY_MODEL } from "./latencyModel.ts";
+import type { BandwidthLookup } from "./latencyModel.ts";
+import {
+  mgmtBaseBlock,
+  mgmtRootLink,
+  parseAddrLines,
+  parseCidr,
+  cidrContains,
+  ipToInt,
+  parseInUsePrefixes,
+  parseLinkNames,
+  parseNetnsList,
+  pickMgmtBlock,
+  runNames,
+} from "./names.ts";
+import type { MgmtBlock, RunNames } from "./names.ts";
+import { detectQdiscSupport, NO_NETEM_NOTE, netemCommands, peerDelays, tbfCommands } from "./shaping.ts";
+import type { QdiscSupport } from "./shaping.ts";
+import { generateKey, sshBannerSeen, sshdConfig, sshdStartArgv } from "./sshd.ts";
+import type { KeyPair } from "./sshd.ts";
+import { buildDeploymentTopology, MGMT_IFNAME } from "./topology.ts";
+import type { DeploymentTopology, TopoHost } from "./topology.ts";
+
+export interface HostRef {
+  deployment: string;
+  role: string;
+  hostname: string;
+  namespace: string;
+}
+
+export interface LocalTargetOptions {
+  /** Command runner (default: execFile). */
+  exec?: ExecFn;
+  /**
+   * Folder the run's temporary directory (keys, sshd configs, host work dirs) is made in.
+   * Default: os.tmpdir(). The directory is removed by down().
+   */
+  tempRoot?: string;
+  /** How long each sshd may take to accept connections (default 15 s). */
+  sshdStartTimeoutMs?: number;
+  /** How long down() waits after SIGTERM before SIGKILL (default 2 s). */
+  killGraceMs?: number;
+  /**
+   * Rewrites a host's sshd_config before it is written. For tests (e.g. an impossible option
+   * to make one host fail) and for local tweaks; the default config is sshd.ts's sshdConfig.
+   */
+  sshdConfigTransform?: (host: HostRef, config: string) => string;
+}
+
+interface Created {
+  names: RunNames;
+  /** True once up() checked that nothing of this run id existed: down() may then sweep by prefix. */
+  ownsPrefix: boolean;
+  namespaces: string[];
+  rootLinks: string[];
+  tempDir: string | null;
+  processes: { process: DetachedProcess; namespace: string }[];
+  /** Set by down(): an up() still running stops at its next step. */
+  aborted: boolean;
+}
+
+interface HostRuntime {
+  topo: TopoHost;
+  deployment: string;
+  mgmt: MgmtBlock;
+  rootLink: string;
+  key: KeyPair;
+  bandwidth: BandwidthLookup;
+  capApplied: number | null;
+  dir: string;
+  workDir: string;
+}
+
+/** Errors of up(): always name the host or namespace, and the failing command with its stderr. */
+export class LocalTargetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "LocalTargetError";
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Hosts as network namespaces on this machine, wired as racks, zone routers and region routers
+ * (see topology.ts), each host with its own sshd reachable from the root namespace over a
+ * management veth that never touches the data path.
+ */
+export class LocalTarget implements Target {
+  readonly name = "local";
+  private readonly exec: ExecFn;
+  private created: Created | null = null;
+  private pendingUp: Promise<unknown> | null = null;
+  private upRunning = false;
+  private labels = new Map<string, string>();
+
+  constructor(private readonly options: LocalTargetOptions = {}) {
+    this.exec = options.exec ?? execCommand;
+  }
+
+  /** What this target created so far (for tests and diagnostics). */
+  get resources(): { namespaces: string[]; rootLinks: string[]; tempDir: string | null; pids: number[] } {
+    const c = this.created;
+    return {
+      namespaces: [...(c?.namespaces ?? [])],
+      rootLinks: [...(c?.rootLinks ?? [])],
+      tempDir: c?.tempDir ?? null,
+      pids: (c?.processes ?? []).map((p) => p.process.pid),
+    };
+  }
+
+  async up(plan: Plan, ctx: TargetContext): Promise<Environment> {
+    if (this.upRunning) throw new LocalTargetError("local target: up() is already running");
+    this.upRunning = true;
+    const p = this.bringUp(plan, ctx).finally(() => {
+      this.upRunning = false;
+    });
+    this.pendingUp = p.catch(() => undefined);
+    return p;
+  }
+
+  private async bringUp(plan: Plan, ctx: TargetContext): Promise<Environment> {
+    if (this.created && (this.created.namespaces.length > 0 || this.created.tempDir !== null)) {
+      throw new LocalTargetError("local target: up() called while a previous run is still up; call down() first");
+    }
+    if (typeof process.getuid === "function" && process.getuid() !== 0) {
+      throw new LocalTargetError("local target: network namespaces need root; run latlab as root (e.g. with sudo)");
+    }
+    const names = runNames(ctx.runId);
+    const c: Created = { names, ownsPrefix: false, namespaces: [], rootLinks: [], tempDir: null, processes: [], aborted: false };
+    this.created = c;
+    this.labels = new Map();
+    const log = (m: string) => ctx.log(`local: ${m}`);
+
+    const topos: DeploymentTopology[] = plan.deployments.map((d) => buildDeploymentTopology(d, names));
+    for (const t of topos) {
+      for (const h of t.hosts) this.labels.set(h.namespace, `host ${h.hostname} (namespace ${h.namespace})`);
+    }
+
+    // Nothing of this run id may exist yet: two runs must never share names.
+    const existingNs = (await this.listNamespaces()).filter((n) => n.startsWith(names.namespacePrefix));
+    const existingLinks = (await this.listRootLinks()).filter((n) => n.startsWith(names.rootLinkPrefix));
+    if (existingNs.length > 0 || existingLinks.length > 0) {
+      throw new LocalTargetError(
+        `local target: run id ${ctx.runId} (short ${names.short}) is already in use on this machine: ${[...existingNs, ...existingLinks].join(", ")}`,
+      );
+    }
+    c.ownsPrefix = true;
+
+    c.tempDir = await mkdtemp(join(this.options.tempRoot ?? tmpdir(), `latlab-${names.short}-`));
+    const tempDir = c.tempDir;
+
+    // What can the kernel shape?
+    const probeNs = `${names.namespacePrefix}probe`;
+    await this.addNamespace(probeNs);
+    const support: QdiscSupport = await detectQdiscSupport(this.exec, probeNs);
+    await this.deleteNamespace(probeNs);
+    log(`kernel: netem ${support.netem ? "present" : "absent"}, tbf ${support.tbf ? "present" : "absent"}`);
+
+    // Keys: one client key, one host key per host.
+    const keysDir = join(tempDir, "keys");
+    await mkdir(keysDir, { recursive: true, mode: 0o700 });
+    const clientKey = await generateKey(this.exec, join(keysDir, "client_ed25519"), `latlab-client-${names.short}`, "local target: generating the client key");
+    const authorizedKeys = join(keysDir, "authorized_keys");
+    await writeFile(authorizedKeys, `${clientKey.publicKey} latlab-${names.short}\n`, { mode: 0o600 });
+    const allHosts = topos.flatMap((t) => t.hosts.map((h) => ({ t, h })));
+    const hostKeys = await Promise.all(
+      allHosts.map(({ h }) =>
+        generateKey(this.exec, join(keysDir, `host_${h.hostname}_ed25519`), `latlab-${h.hostname}`, `local target: host key of ${this.label(h.namespace)}`),
+      ),
+    );
+
+    // The fabric, deployment by deployment.
+    for (const t of topos) {
+      log(`deployment ${t.deploymentId}: ${t.namespaces.length} namespaces, ${t.links.length} links`);
+      for (const ns of t.namespaces) {
+        await this.addNamespace(ns.name);
+        await this.run(ns.name, ["ip", "-n", ns.name, "link", "set", "lo", "up"]);
+        if (ns.forwarding) {
+          await this.run(ns.name, ["ip", "netns", "exec", ns.name, "sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward"]);
+        }
+      }
+      for (const b of t.bridges) {
+        await this.run(b.namespace, ["ip", "-n", b.namespace, "link", "add", b.name, "type", "bridge"]);
+        await this.run(b.namespace, ["ip", "-n", b.namespace, "addr", "add", b.address, "dev", b.name]);
+        await this.run(b.namespace, ["ip", "-n", b.namespace, "link", "set", b.name, "up"]);
+      }
+      for (const l of t.links) {
+        await this.run(l.b.namespace, ["ip", "-n", l.a.namespace, "link", "add", l.a.ifname, "type", "veth", "peer", "name", l.b.ifname, "netns", l.b.namespace]);
+        for (const end of [l.a, l.b]) {
+          if (end.bridge !== undefined) await this.run(end.namespace, ["ip", "-n", end.namespace, "link", "set", end.ifname, "master", end.bridge]);
+          if (end.address !== undefined) await this.run(end.namespace, ["ip", "-n", end.namespace, "addr", "add", end.address, "dev", end.ifname]);
+          await this.run(end.namespace, ["ip", "-n", end.namespace, "link", "set", end.ifname, "up"]);
+        }
+      }
+      for (const r of t.routes) {
+        await this.run(r.namespace, ["ip", "-n", r.namespace, "route", "add", r.destination, "via", r.via, "dev", r.dev]);
+      }
+    }
+
+    // Management veths: root namespace ↔ mgmt0 of each host.
+    const runtimes: HostRuntime[] = [];
+    const taken = new Set<number>();
+    let start = mgmtBaseBlock(ctx.runId);
+    for (const [ordinal, { t, h }] of allHosts.entries()) {
+      const rootLink = mgmtRootLink(names, ordinal);
+      await this.run(h.namespace, ["ip", "link", "add", rootLink, "type", "veth", "peer", "name", MGMT_IFNAME, "netns", h.namespace]);
+      c.rootLinks.push(rootLink);
+      await writeFile(`/proc/sys/net/ipv6/conf/${rootLink}/disable_ipv6`, "1").catch(() => undefined);
+      const mgmt = await this.assignMgmt(h, rootLink, start, taken);
+      taken.add(mgmt.index);
+      start = mgmt.index + 1;
+      await this.run(h.namespace, ["ip", "-n", h.namespace, "addr", "add", `${mgmt.hostAddress}/30`, "dev", MGMT_IFNAME]);
+      await this.run(h.namespace, ["ip", "link", "set", rootLink, "up"]);
+      await this.run(h.namespace, ["ip", "-n", h.namespace, "link", "set", MGMT_IFNAME, "up"]);
+      const dir = join(tempDir, "hosts", h.hostname);
+      const workDir = join(dir, "work");
+      await mkdir(workDir, { recursive: true });
+      runtimes.push({
+        topo: h,
+        deployment: t.deploymentId,
+        mgmt,
+        rootLink,
+        key: hostKeys[ordinal] as KeyPair,
+        bandwidth: bandwidthForSize(h.spec.size),
+        capApplied: null,
+        dir,
+        workDir,
+      });
+    }
+
+    // Shaping.
+    for (const t of topos) {
+      for (const rt of runtimes.filter((r) => r.deployment === t.deploymentId)) {
+        const h = rt.topo;
+        const cap = rt.bandwidth.mbit;
+        let cmds: string[][] = [];
+        if (support.netem) {
+          cmds = netemCommands(h.namespace, h.dataIfname, peerDelays(h, t.hosts), cap);
+          rt.capApplied = cap;
+        } else if (cap !== null && support.tbf) {
+          cmds = tbfCommands(h.namespace, h.dataIfname, cap);
+          rt.capApplied = cap;
+        }
+        for (const cmd of cmds) await this.run(h.namespace, cmd);
+      }
+    }
+
+    // sshd per host.
+    await mkdir("/run/sshd", { recursive: true, mode: 0o755 });
+    const timeout = this.options.sshdStartTimeoutMs ?? 15_000;
+    const started = await Promise.allSettled(
+      runtimes.map(async (rt) => {
+        const h = rt.topo;
+        let config = sshdConfig({
+          listenAddress: rt.mgmt.hostAddress,
+          port: 22,
+          hostKeyPath: rt.key.privatePath,
+          authorizedKeysPath: authorizedKeys,
+          pidFile: join(rt.dir, "sshd.pid"),
+        });
+        if (this.options.sshdConfigTransform) {
+          config = this.options.sshdConfigTransform({ deployment: rt.deployment, role: h.role, hostname: h.hostname, namespace: h.namespace }, config);
+        }
+        const configPath = join(rt.dir, "sshd_config");
+        await writeFile(configPath, config, { mode: 0o600 });
+        const argv = sshdStartArgv(h.namespace, h.hostname, configPath);
+        const logPath = join(rt.dir, "sshd.log");
+        const proc = spawnDetached(argv, logPath);
+        c.processes.push({ process: proc, namespace: h.namespace });
+        const deadline = Date.now() + timeout;
+        for (;;) {
+          if (c.aborted) throw new LocalTargetError(`local target: ${this.label(h.namespace)}: up() interrupted by down()`);
+          if (proc.exit) {
+            const out = await readFile(logPath, "utf8").catch(() => "");
+            throw new LocalTargetError(
+              `local target: ${this.label(h.namespace)}: sshd exited (code ${proc.exit.code ?? proc.exit.signal}) instead of starting: \`${formatArgv(argv)}\`: ${out.trim() || "(no output)"}`,
+            );
+          }
+          if (await sshBannerSeen(rt.mgmt.hostAddress, 22, 500)) return;
+          if (Date.now() > deadline) {
+            const out = await readFile(logPath, "utf8").catch(() => "");
+            throw new LocalTargetError(
+              `local target: ${this.label(h.namespace)}: sshd did not accept connections on ${rt.mgmt.hostAddress}:22 within ${timeout} ms: \`${formatArgv(argv)}\`: ${out.trim() || "(no output)"}`,
+            );
+          }
+          await sleep(50);
+        }
+      }),
+    );
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
+    if (failed) throw failed.reason instanceof Error ? failed.reason : new LocalTargetError(String(failed.reason));
+    log(`${runtimes.length} hosts up, sshd accepting connections`);
+
+    // What was really got.
+    const anyCap = runtimes.some((r) => r.capApplied !== null);
+    const bandwidthNotes = runtimes.map((r) => `${r.topo.hostname}: ${r.capApplied !== null ? `${r.capApplied} Mbit/s egress cap` : "no cap"} (${r.bandwidth.note})`);
+    const shaping: ShapingStatus = {
+      latency: support.netem ? "applied" : "unavailable",
+      bandwidth: !support.tbf && !support.netem ? "unavailable" : anyCap ? "applied" : "not-applicable",
+      note: support.netem
+        ? `shaping: latency applied per peer with netem (RTT/2 on each end's egress, from the model); bandwidth ${anyCap ? "capped per VM size" : "not capped"}`
+        : NO_NETEM_NOTE,
+      model: LATENCY_MODEL.map((m) => ({ ...m })),
+    };
+    const hosts: HostEndpoint[] = runtimes.map((rt) => ({
+      deployment: rt.deployment,
+      role: rt.topo.role,
+      ssh: { host: rt.mgmt.hostAddress, port: 22, username: "root", privateKey: clientKey.privateKey },
+      hostKey: rt.key.publicKey,
+      privateAddress: rt.topo.dataAddress,
+      workDir: rt.workDir,
+      actual: {
+        namespace: rt.topo.namespace,
+        hostname: rt.topo.hostname,
+        region: rt.topo.spec.region,
+        zone: rt.topo.spec.zone,
+        ppg: rt.topo.spec.ppg,
+        rack: rt.topo.rack,
+        dataInterface: rt.topo.dataIfname,
+        mgmtAddress: rt.mgmt.hostAddress,
+        bandwidthCapMbit: rt.capApplied,
+        bandwidthNote: rt.bandwidth.note,
+        latencyShaping: support.netem ? "applied" : "unavailable",
+      },
+    }));
+    const facts: Record<string, string> = {
+      target: "local (network namespaces)",
+      kernel: release(),
+      netem: support.netem ? "present" : `absent (${support.netemError ?? "refused"})`,
+      tbf: support.tbf ? "present" : `absent (${support.tbfError ?? "refused"})`,
+      runShort: names.short,
+      tempDir,
+      "shaping.bandwidth": bandwidthNotes.join("; "),
+    };
+    return { hosts, shaping, facts };
+  }
+
+  async down(): Promise<TeardownReport> {
+    const c = this.created;
+    if (!c) return { status: "not-started", errors: [], removed: [] };
+    // An up() still running stops at its next step; wait for it so nothing is created behind our back.
+    c.aborted = true;
+    if (this.pendingUp) await this.pendingUp;
+    const errors: string[] = [];
+    const removed: string[] = [];
+    const prefix = c.names.namespacePrefix;
+    const linkPrefix = c.names.rootLinkPrefix;
+    const grace = this.options.killGraceMs ?? 2000;
+
+    let present: string[] = [];
+    try {
+      present = await this.listNamespaces();
+    } catch (e) {
+      errors.push(`listing namespaces: ${(e as Error).message}`);
+    }
+    const ours = new Set(c.namespaces);
+    if (c.ownsPrefix) for (const n of present) if (n.startsWith(prefix)) ours.add(n);
+    const namespaces = [...ours].filter((n) => present.includes(n));
+
+    // 1. Processes: everything inside the run's namespaces, plus sshds we started.
+    await Promise.all(namespaces.map((ns) => this.killNamespaceProcesses(ns, grace, errors, removed)));
+    // Safety net: an sshd we launched that never entered its namespace (still running our config).
+    for (const { process: p } of c.processes) {
+      if (p.exit || p.pid <= 0 || c.tempDir === null) continue;
+      const cmdline = await readFile(`/proc/${p.pid}/cmdline`, "utf8").catch(() => "");
+      if (!cmdline.includes(c.tempDir)) continue;
+      try {
+        process.kill(p.pid, "SIGKILL");
+        removed.push(`process ${p.pid} (sshd)`);
+      } catch {
+        /* already gone */
+      }
+    }
+
+    // 2. Root-side veths.
+    const links = new Set(c.rootLinks);
+    if (c.ownsPrefix) {
+      try {
+        for (const l of await this.listRootLinks()) if (l.startsWith(linkPrefix)) links.add(l);
+      } catch (e) {
+        errors.push(`listing links: ${(e as Error).message}`);
+      }
+    }
+    const rootLinksNow = await this.listRootLinks().catch(() => [] as string[]);
+    for (const l of links) {
+      if (!rootLinksNow.includes(l)) continue;
+      const r = await this.exec(["ip", "link", "del", l]);
+      if (r.code === 0) removed.push(`link ${l}`);
+      else errors.push(`\`ip link del ${l}\`: ${r.stderr.trim()}`);
+    }
+
+    // 3. Namespaces.
+    for (const ns of namespaces) {
+      const r = await this.exec(["ip", "netns", "del", ns]);
+      if (r.code === 0) removed.push(`namespace ${ns}`);
+      else errors.push(`\`ip netns del ${ns}\`: ${r.stderr.trim()}`);
+    }
+
+    // 4. Temporary files.
+    if (c.tempDir !== null) {
+      try {
+        await rm(c.tempDir, { recursive: true, force: true });
+        removed.push(`directory ${c.tempDir}`);
+      } catch (e) {
+        errors.push(`removing ${c.tempDir}: ${(e as Error).message}`);
+      }
+    }
+
+    // 5. Check.
+    if (c.ownsPrefix) {
+      const left = (await this.listNamespaces().catch(() => [] as string[])).filter((n) => n.startsWith(prefix));
+      if (left.length > 0) errors.push(`namespaces still present after teardown: ${left.join(", ")}`);
+      const leftLinks = (await this.listRootLinks().catch(() => [] as string[])).filter((n) => n.startsWith(linkPrefix));
+      if (leftLinks.length > 0) errors.push(`links still present after teardown: ${leftLinks.join(", ")}`);
+    }
+
+    c.namespaces = [];
+    c.rootLinks = [];
+    c.tempDir = null;
+    c.processes = [];
+    return { status: errors.length > 0 ? "failed" : "ok", errors, removed };
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private label(namespace: string): string {
+    return this.labels.get(namespace) ?? `namespace ${namespace}`;
+  }
+
+  /** Runs a setup command; on failure throws naming the host/namespace, the command and its stderr. */
+  private async run(namespace: string, argv: readonly string[]): Promise<void> {
+    if (this.created?.aborted) throw new LocalTargetError(`local target: ${this.label(namespace)}: up() interrupted by down()`);
+    try {
+      await mustExec(this.exec, argv, `local target: ${this.label(namespace)}`);
+    } catch (e) {
+      if (e instanceof CommandError) throw new LocalTargetError(e.message);
+      throw e;
+    }
+  }
+
+  private async addNamespace(ns: string): Promise<void> {
+    await this.run(ns, ["ip", "netns", "add", ns]);
+    this.created?.namespaces.push(ns);
+  }
+
+  private async deleteNamespace(ns: string): Promise<void> {
+    await this.run(ns, ["ip", "netns", "del", ns]);
+    if (this.created) this.created.namespaces = this.created.namespaces.filter((n) => n !== ns);
+  }
+
+  private async listNamespaces(): Promise<string[]> {
+    const r = await mustExec(this.exec, ["ip", "netns", "list"], "local target: listing namespaces");
+    return parseNetnsList(r.stdout);
+  }
+
+  private async listRootLinks(): Promise<string[]> {
+    const r = await mustExec(this.exec, ["ip", "-o", "link", "show"], "local target: listing interfaces");
+    return parseLinkNames(r.stdout);
+  }
+
+  /**
+   * Picks a /30 for a host's management link that nothing in the root namespace uses, puts the
+   * root side's address on it, and re-checks (another run may have raced us) before keeping it.
+   */
+  private async assignMgmt(h: TopoHost, rootLink: string, start: number, taken: Set<number>): Promise<MgmtBlock> {
+    const tried = new Set(taken);
+    for (let attempt = 0; attempt < 16; attempt++) {
+      const addrs = await mustExec(this.exec, ["ip", "-4", "-o", "addr", "show"], `local target: ${this.label(h.namespace)}: listing root addresses`);
+      const routes = await mustExec(this.exec, ["ip", "-4", "route", "show", "table", "all"], `local target: ${this.label(h.namespace)}: listing root routes`);
+      const block = pickMgmtBlock(start, parseInUsePrefixes(addrs.stdout, routes.stdout), tried);
+      await this.run(h.namespace, ["ip", "addr", "add", `${block.rootAddress}/30`, "dev", rootLink]);
+      const after = parseAddrLines((await this.exec(["ip", "-4", "-o", "addr", "show"])).stdout);
+      const cidr = parseCidr(block.cidr);
+      const clash = after.some((a) => a.ifname !== rootLink && cidrContains(cidr, ipToInt(a.address)));
+      if (!clash) return block;
+      await this.exec(["ip", "addr", "del", `${block.rootAddress}/30`, "dev", rootLink]);
+      tried.add(block.index);
+      start = block.index + 1;
+    }
+    throw new LocalTargetError(`local target: ${this.label(h.namespace)}: no free management /30 after 16 attempts`);
+  }
+
+  private async namespacePids(ns: string): Promise<number[]> {
+    const r = await this.exec(["ip", "netns", "pids", ns]);
+    if (r.code !== 0) return [];
+    return r.stdout
+      .split(/\s+/)
+      .filter((s) => /^\d+$/.test(s))
+      .map(Number);
+  }
+
+  private async killNamespaceProcesses(ns: string, graceMs: number, errors: string[], removed: string[]): Promise<void> {
+    let pids = await this.namespacePids(ns);
+    if (pids.length === 0) return;
+    const names = new Map<number, string>();
+    for (const pid of pids) names.set(pid, (await readFile(`/proc/${pid}/comm`, "utf8").catch(() => "?")).trim());
+    const signal = (sig: NodeJS.Signals, list: number[]) => {
+      for (const pid of list) {
+        try {
+          process.kill(pid, sig);
+        } catch {
+          /* exited meanwhile */
+        }
+      }
+    };
+    signal("SIGTERM", pids);
+    const deadline = Date.now() + graceMs;
+    while (Date.now() < deadline) {
+      await sleep(50);
+      pids = await this.namespacePids(ns);
+      if (pids.length === 0) break;
+    }
+    if (pids.length > 0) {
+      signal("SIGKILL", pids);
+      const killDeadline = Date.now() + 2000;
+      while (Date.now() < killDeadline) {
+        await sleep(50);
+        pids = await this.namespacePids(ns);
+        if (pids.length === 0) break;
+      }
+    }
+    for (const [pid, comm] of names) if (!pids.includes(pid)) removed.push(`process ${pid} (${comm}) in ${ns}`);
+    if (pids.length > 0) errors.push(`processes still running in ${ns} after SIGKILL: ${pids.join(", ")}`);
+  }
+}

@@ -1,0 +1,150 @@
+import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { access } from "node:fs/promises";
+import { delimiter, join } from "node:path";
+import { execCommand, formatArgv } from "./exec.ts";
+import type { ExecFn } from "./exec.ts";
+import { detectQdiscSupport } from "./shaping.ts";
+import { SSHD_PATH } from "./sshd.ts";
+
+/** Binaries the local target itself runs. */
+export const TARGET_BINARIES: readonly string[] = ["ip", "tc", "sshd", "ssh-keygen", "unshare"];
+
+/** Debian/Ubuntu package that ships each binary. */
+export const DEBIAN_PACKAGES: Readonly<Record<string, string>> = {
+  sockperf: "sockperf",
+  iperf3: "iperf3",
+  qperf: "qperf",
+  sshd: "openssh-server",
+  "ssh-keygen": "openssh-client",
+  ssh: "openssh-client",
+  ping: "iputils-ping",
+  nmap: "nmap",
+  ip: "iproute2",
+  tc: "iproute2",
+  unshare: "util-linux",
+  tcptraceroute: "tcptraceroute",
+};
+
+export interface PreflightOptions {
+  /** Binaries the experiment's tools need on the hosts (the target adds its own). */
+  binaries: readonly string[];
+  /** May missing packages be installed with apt-get? */
+  install: boolean;
+  log: (message: string) => void;
+  /** For tests: command runner, root check and binary lookup. */
+  exec?: ExecFn;
+  isRoot?: boolean;
+  findBinary?: (name: string) => Promise<string | null>;
+}
+
+export interface PreflightReport {
+  features: { netns: boolean; tbf: boolean; netem: boolean };
+  /** Debian packages this check installed. */
+  installed: string[];
+}
+
+const SBIN_DIRS = ["/usr/local/sbin", "/usr/sbin", "/sbin"];
+
+/** Where a binary is: on PATH or in the sbin folders (root's PATH may lack them); sshd must be at /usr/sbin/sshd. */
+export async function findBinary(name: string): Promise<string | null> {
+  const candidates =
+    name === "sshd"
+      ? [SSHD_PATH]
+      : [...(process.env.PATH ?? "").split(delimiter).filter((d) => d !== ""), ...SBIN_DIRS].map((d) => join(d, name));
+  for (const c of candidates) {
+    try {
+      await access(c, constants.X_OK);
+      return c;
+    } catch {
+      /* next */
+    }
+  }
+  return null;
+}
+
+/** Packages to install for missing binaries; binaries with no known package listed apart. */
+export function packagesFor(missing: readonly string[]): { packages: string[]; unknown: string[] } {
+  const packages: string[] = [];
+  const unknown: string[] = [];
+  for (const b of missing) {
+    const p = DEBIAN_PACKAGES[b];
+    if (p === undefined) unknown.push(b);
+    else if (!packages.includes(p)) packages.push(p);
+  }
+  return { packages, unknown };
+}
+
+export function installCommand(packages: readonly string[]): string {
+  return `sudo apt-get install -y ${packages.join(" ")}`;
+}
+
+export async function checkLocalPrerequisites(options: PreflightOptions): Promise<PreflightReport> {
+  const exec = options.exec ?? execCommand;
+  const find = options.findBinary ?? findBinary;
+  const isRoot = options.isRoot ?? (typeof process.getuid === "function" ? process.getuid() === 0 : false);
+  const wanted = [...new Set([...options.binaries, ...TARGET_BINARIES])];
+  const installed: string[] = [];
+
+  const missingNow = async () => {
+    const out: string[] = [];
+    for (const b of wanted) if ((await find(b)) === null) out.push(b);
+    return out;
+  };
+
+  let missing = await missingNow();
+  if (missing.length > 0) {
+    const { packages, unknown } = packagesFor(missing);
+    const aptGet = await find("apt-get");
+    if (unknown.length > 0) {
+      throw new Error(
+        `missing binaries with no known Debian package: ${unknown.join(", ")}; install them yourself` +
+          (packages.length > 0 ? `, and run: ${installCommand(packages)}` : ""),
+      );
+    }
+    if (isRoot && aptGet !== null && options.install) {
+      const env = { DEBIAN_FRONTEND: "noninteractive" };
+      const argv = ["apt-get", "install", "-y", "--no-install-recommends", ...packages];
+      options.log(`preflight: missing ${missing.join(", ")}; running ${formatArgv(argv)}`);
+      let r = await exec(argv, { env, timeoutMs: 15 * 60_000 });
+      if (r.code !== 0) {
+        options.log("preflight: apt-get install failed; running apt-get update and trying again");
+        await exec(["apt-get", "update"], { env, timeoutMs: 15 * 60_000 });
+        r = await exec(argv, { env, timeoutMs: 15 * 60_000 });
+      }
+      if (r.code !== 0) {
+        throw new Error(`apt-get could not install ${packages.join(" ")}: ${(r.stderr || r.stdout).trim().split("\n").slice(-5).join("\n")}\nRun it yourself: ${installCommand(packages)}`);
+      }
+      installed.push(...packages);
+      options.log(`preflight: installed ${packages.join(", ")}`);
+      missing = await missingNow();
+      if (missing.length > 0) throw new Error(`still missing after installing ${packages.join(" ")}: ${missing.join(", ")}`);
+    } else {
+      const why = !isRoot
+        ? " (and the local target builds network namespaces, which needs root)"
+        : aptGet === null
+          ? " (apt-get not found on this machine: use your package manager)"
+          : " (automatic install not allowed)";
+      throw new Error(`missing binaries: ${missing.join(", ")}${why}. Install them with: ${installCommand(packages)}`);
+    }
+  }
+
+  if (!isRoot) {
+    throw new Error("the local target builds network namespaces, which needs root: run latlab as root (e.g. with sudo)");
+  }
+
+  // Kernel features, in a scratch namespace.
+  const scratch = `ll-preflight-${process.pid}-${randomBytes(3).toString("hex")}`;
+  const add = await exec(["ip", "netns", "add", scratch]);
+  if (add.code !== 0) {
+    throw new Error(`the kernel refused to create a network namespace (\`ip netns add ${scratch}\`): ${add.stderr.trim()}`);
+  }
+  try {
+    const q = await detectQdiscSupport(exec, scratch);
+    if (!q.netem) options.log(`preflight: kernel has no netem (${q.netemError ?? "refused"}): latency shaping will be unavailable`);
+    if (!q.tbf) options.log(`preflight: kernel has no tbf (${q.tbfError ?? "refused"}): bandwidth caps will be unavailable`);
+    return { features: { netns: true, tbf: q.tbf, netem: q.netem }, installed };
+  } finally {
+    await exec(["ip", "netns", "del", scratch]);
+  }
+}

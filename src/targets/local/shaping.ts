@@ -1,0 +1,101 @@
+import type { PathKind } from "../../plan/types.ts";
+import type { ExecFn } from "./exec.ts";
+import { modelRtt } from "./latencyModel.ts";
+import { pathKindBetween } from "./topology.ts";
+import type { TopoHost } from "./topology.ts";
+
+/**
+ * Traffic shaping of the emulated hosts: pure tc command generation, plus the probe that finds
+ * out what the kernel can do. Commands are argv arrays (tc -n <namespace> …).
+ */
+
+export const NO_NETEM_NOTE = "shaping: unavailable — kernel has no netem";
+
+export interface PeerDelay {
+  peerRole: string;
+  address: string;
+  pathKind: PathKind;
+  rttUs: number;
+  /** Delay added on this host's egress towards the peer: half the modelled RTT. */
+  egressDelayUs: number;
+}
+
+/**
+ * Per-peer egress delays of one host: each end of a pair delays its own packets by RTT/2, so a
+ * round trip sees the modelled RTT (plus the few µs the veths and bridges cost on their own).
+ */
+export function peerDelays(host: TopoHost, peers: readonly TopoHost[]): PeerDelay[] {
+  return peers
+    .filter((p) => p.namespace !== host.namespace)
+    .map((p) => {
+      const pathKind = pathKindBetween(host.spec, p.spec);
+      const m = modelRtt(pathKind, host.spec.accelnet, p.spec.accelnet);
+      return { peerRole: p.role, address: p.dataAddress, pathKind, rttUs: m.rttUs, egressDelayUs: Math.round(m.rttUs / 2) };
+    });
+}
+
+/** Bytes of burst for a tbf at `mbit`: 4 ms of traffic, at least 64 KiB (GSO-sized packets). */
+export function tbfBurstBytes(mbit: number): number {
+  return Math.max(64 * 1024, Math.ceil(((mbit * 1e6) / 8) * 0.004));
+}
+
+/** Egress cap with tbf on one interface (what this kernel supports). */
+export function tbfCommands(namespace: string, dev: string, mbit: number): string[][] {
+  if (!(mbit > 0)) throw new Error(`bandwidth cap must be positive, got ${mbit}`);
+  return [["tc", "-n", namespace, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", `${mbit}mbit`, "burst", String(tbfBurstBytes(mbit)), "latency", "50ms"]];
+}
+
+/** htb rate used for "no cap" classes. */
+export const UNCAPPED_RATE = "100gbit";
+
+const hex = (n: number): string => n.toString(16);
+
+/**
+ * Per-destination delay (and optional cap) on one host's data interface, for kernels with netem:
+ *   root htb 1: (default 1:2) → 1:1 aggregate (cap or uncapped)
+ *     ├ 1:2 everything else, no delay
+ *     └ 1:<10+i> one class per peer, netem delay <RTT/2>, selected by a u32 match on ip dst
+ */
+export function netemCommands(namespace: string, dev: string, peers: readonly PeerDelay[], capMbit: number | null): string[][] {
+  const rate = capMbit !== null ? `${capMbit}mbit` : UNCAPPED_RATE;
+  const tc = (...args: string[]): string[] => ["tc", "-n", namespace, ...args];
+  const cmds: string[][] = [
+    tc("qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "2"),
+    tc("class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", rate, "ceil", rate),
+    tc("class", "add", "dev", dev, "parent", "1:1", "classid", "1:2", "htb", "rate", rate, "ceil", rate),
+  ];
+  peers.forEach((p, i) => {
+    const minor = hex(0x10 + i);
+    if (0x10 + i > 0xffff) throw new Error("too many peers for one htb");
+    cmds.push(
+      tc("class", "add", "dev", dev, "parent", "1:1", "classid", `1:${minor}`, "htb", "rate", rate, "ceil", rate),
+      tc("qdisc", "add", "dev", dev, "parent", `1:${minor}`, "handle", `${minor}:`, "netem", "delay", `${p.egressDelayUs}us`, "limit", "100000"),
+      tc("filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", `${p.address}/32`, "flowid", `1:${minor}`),
+    );
+  });
+  return cmds;
+}
+
+export interface QdiscSupport {
+  netem: boolean;
+  tbf: boolean;
+  /** What the kernel answered when a qdisc was refused. */
+  netemError?: string;
+  tbfError?: string;
+}
+
+/**
+ * Finds out whether the kernel accepts netem and tbf by adding each to `lo` of `namespace`
+ * (a scratch namespace the caller created and deletes).
+ */
+export async function detectQdiscSupport(exec: ExecFn, namespace: string): Promise<QdiscSupport> {
+  await exec(["ip", "-n", namespace, "link", "set", "lo", "up"]);
+  const netem = await exec(["tc", "-n", namespace, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"]);
+  if (netem.code === 0) await exec(["tc", "-n", namespace, "qdisc", "del", "dev", "lo", "root"]);
+  const tbf = await exec(["tc", "-n", namespace, "qdisc", "add", "dev", "lo", "root", "tbf", "rate", "1mbit", "burst", "32kbit", "latency", "400ms"]);
+  if (tbf.code === 0) await exec(["tc", "-n", namespace, "qdisc", "del", "dev", "lo", "root"]);
+  const out: QdiscSupport = { netem: netem.code === 0, tbf: tbf.code === 0 };
+  if (netem.code !== 0) out.netemError = (netem.stderr || netem.stdout).trim();
+  if (tbf.code !== 0) out.tbfError = (tbf.stderr || tbf.stdout).trim();
+  return out;
+}

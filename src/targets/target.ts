@@ -1,0 +1,44 @@
+import type { Plan } from "../plan/types.ts";
+import type { ShapingStatus, TeardownReport } from "../results/schema.ts";
+
+/** How the runner reaches one host, and what the host really got. */
+export interface HostEndpoint {
+  deployment: string;
+  role: string;
+  /** Address and port of the host's sshd as seen from the runner. */
+  ssh: { host: string; port: number; username: string; privateKey: string };
+  /** The host's own public key line ("ssh-ed25519 AAAA…"): connections are pinned to it. */
+  hostKey: string;
+  /** Address other hosts of the deployment reach it on over the private path. */
+  privateAddress: string;
+  /** Address over the public path, where the target has one. */
+  publicAddress?: string;
+  /** Scratch directory on the host for tool files. */
+  workDir: string;
+  /** What the host actually got, to be recorded next to what was asked. */
+  actual: Record<string, string | number | boolean | null>;
+}
+
+export interface Environment {
+  hosts: HostEndpoint[];
+  shaping: ShapingStatus;
+  /** Facts about the place the hosts run in (kernel, target version…). */
+  facts: Record<string, string>;
+}
+
+export interface TargetContext {
+  runId: string;
+  /** The run's folder on the runner's machine (results, raw outputs, keys). */
+  runDir: string;
+  log: (message: string) => void;
+}
+
+/**
+ * A place hosts are brought up in. One module per target; the runner knows only this.
+ * down() must be safe to call at any time, more than once, and after a failed up().
+ */
+export interface Target {
+  readonly name: string;
+  up(plan: Plan, ctx: TargetContext): Promise<Environment>;
+  down(): Promise<TeardownReport>;
+}

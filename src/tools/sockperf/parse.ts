@@ -1,0 +1,374 @@
+/**
+ * Pure parsers for sockperf output (ping-pong client summary, --full-log CSV, --version).
+ *
+ * Formats seen (see tests/fixtures/sockperf/README.md for the captured texts):
+ *  - 2.x/3.0–3.5: `====> avg-lat=  6.703 (std-dev=2.345)`; the value may be space-padded.
+ *  - 3.6/3.7:     `====> avg-latency=65.420 (std-dev=45.757)` or `avg-rtt=` with --full-rtt,
+ *                 wrapped in ANSI colour codes (`\x1b[2;35m … \x1b[0m`).
+ *  - 3.8+:        `avg-rtt=11.198 (std-dev=0.540, mean-ad=…, median-ad=…, siqr=…, cv=…,
+ *                 std-error=…, 99.0% ci=[11.192, 11.204])`.
+ * Without --full-rtt every printed number is RTT/2 ("latency"); with it, RTT. Everything
+ * returned here is RTT in microseconds.
+ *
+ * sockperf 3.7 exits 0 even when it fails (connection refused, bad arguments), and prints
+ * everything on stdout, so failure is recognised from the text alone.
+ */
+import { ToolOutputError, type ToolResult } from "../types.ts";
+
+const TOOL = "sockperf";
+
+/** What the numbers sockperf printed are: full round trips, or RTT/2. */
+export type SockperfPrinted = "rtt" | "one-way";
+
+export type SockperfReported = NonNullable<ToolResult["reported"]>;
+
+export interface SockperfSummary {
+  printed: SockperfPrinted;
+  /** RTT/µs values, already normalised (×2 when printed one-way). */
+  reported: SockperfReported;
+  warnings: string[];
+}
+
+export interface SockperfFullLog {
+  column: SockperfPrinted;
+  /** RTT in µs, one per row, in file order. */
+  samples: number[];
+}
+
+// ANSI SGR sequences ("\x1b[2;35m", "\x1b[0m"); also the bare "[2;35m" left when ESC was lost.
+const ANSI = /\x1b\[[0-9;]*m/g;
+const BARE_SGR = /\[(?:\d+;)*\d+m/g;
+const NUM = String.raw`[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?`;
+
+/** Removes colour codes and carriage returns. */
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, "").replace(BARE_SGR, "").replace(/\r/g, "");
+}
+
+/** Rounds away float noise from ×2 and ×1000 (sockperf prints 3 decimals; keep ns). */
+function roundUs(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}
+
+function num(s: string | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  const v = Number(s);
+  return Number.isFinite(v) ? v : undefined;
+}
+
+/** "99.990" → "p99_99", "99.000" → "p99", "50.000" → "p50", "99.900" → "p999" (Summary's key). */
+export function percentileKey(label: string): string {
+  const v = Number(label);
+  if (v === 99.9) return "p999";
+  const [int, frac] = String(v).split(".");
+  return frac ? `p${int}_${frac}` : `p${int}`;
+}
+
+/**
+ * The fatal messages sockperf prints instead of results. Returned text is sockperf's own.
+ * Order matters only for which message is quoted first.
+ */
+function fatalMessages(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split("\n")) {
+    const line = raw.replace(/\*\*/g, "").trim();
+    let m: RegExpMatchArray | null;
+    if ((m = line.match(/(?:^|\s|:)(ERROR\b.*)$/))) {
+      out.push(m[1]!.trim());
+    } else if (/No messages were received from the server/i.test(line)) {
+      out.push(line.replace(/^sockperf:\s*/, ""));
+    } else if (/No valid observations found/i.test(line)) {
+      out.push(line.replace(/^sockperf:\s*/, ""));
+    } else if (/Test end before test start/i.test(line)) {
+      out.push(line.replace(/^sockperf:\s*/, ""));
+    } else if (/^sockperf:\s*'[^']*'\s+Invalid\b/i.test(line) || /^sockperf:\s*Invalid\b/i.test(line)) {
+      out.push(line.replace(/^sockperf:\s*/, ""));
+    } else if (/program exits because of an error/i.test(line)) {
+      out.push(line.replace(/^sockperf:\s*/, ""));
+    } else if (/Test ends uncompleted/i.test(line)) {
+      out.push(line.replace(/^sockperf:\s*/, ""));
+    }
+  }
+  return [...new Set(out)];
+}
+
+function hasUsage(text: string): boolean {
+  return /^\s*Usage: sockperf\b/m.test(text);
+}
+
+/**
+ * Parses the printed summary block. Returns undefined when the text has none (no
+ * "Total N observations" and no avg line). Throws nothing: callers decide.
+ */
+export function parseSockperfSummary(rawText: string): SockperfSummary | undefined {
+  const text = stripAnsi(rawText);
+  const warnings: string[] = [];
+
+  // avg line: "====> avg-rtt=118.478 (std-dev=…, …)" — tolerate any spacing around "=".
+  const avg = text.match(
+    new RegExp(String.raw`avg-(rtt|latency|lat)\s*=\s*(${NUM})\s*(?:\(([^)\n]*)\))?`),
+  );
+  const summaryLine = text.match(new RegExp(String.raw`Summary:\s*(Round trip|Latency)\b[^\n]*?\bis\s+(${NUM})\s*usec`));
+  const total = text.match(/Total\s+(\d+)\s+observations/);
+  if (!avg && !summaryLine && !total) return undefined;
+
+  let printed: SockperfPrinted | undefined;
+  if (avg) printed = avg[1] === "rtt" ? "rtt" : "one-way";
+  if (summaryLine) {
+    const fromSummary: SockperfPrinted = summaryLine[1] === "Round trip" ? "rtt" : "one-way";
+    if (printed && printed !== fromSummary) {
+      warnings.push(
+        `sockperf's avg line says ${printed} but its Summary line says ${fromSummary}; using the avg line`,
+      );
+    }
+    printed ??= fromSummary;
+  }
+  if (!printed) {
+    // Percentiles without any avg/Summary line (a hand-cut paste). sockperf's default is one-way.
+    printed = "one-way";
+    warnings.push("sockperf output has no avg-rtt/avg-latency line; assuming one-way latency (sockperf's default)");
+  }
+  const f = printed === "rtt" ? 1 : 2;
+  const us = (v: number | undefined) => (v === undefined ? undefined : roundUs(v * f));
+
+  const r: SockperfReported = { metric: "rtt", unit: "us", printed };
+
+  const version = text.match(/==\s*version\s*#\s*([^\s=]+)\s*==/);
+  if (version) r.version = version[1];
+
+  if (avg) r.mean = us(num(avg[2]));
+  else if (summaryLine) r.mean = us(num(summaryLine[2]));
+  if (summaryLine) r.summaryAvg = us(num(summaryLine[2]));
+
+  // Inside the parentheses: "std-dev=0.540, mean-ad=0.358, …, cv=0.048, …, 99.0% ci=[a, b]".
+  const inner = avg?.[3];
+  if (inner !== undefined) {
+    const ci = inner.match(new RegExp(String.raw`(${NUM})\s*%\s*ci\s*=\s*\[\s*(${NUM})\s*,\s*(${NUM})\s*\]`));
+    if (ci) {
+      r.ciLevel = num(ci[1]);
+      r.ciLow = us(num(ci[2]));
+      r.ciHigh = us(num(ci[3]));
+    }
+    const pairs = inner.replace(/[^,]*ci\s*=\s*\[[^\]]*\]/, "");
+    for (const m of pairs.matchAll(new RegExp(String.raw`([a-z][a-z-]*)\s*=\s*(${NUM})`, "gi"))) {
+      const key = m[1]!.toLowerCase();
+      const v = num(m[2]);
+      switch (key) {
+        case "std-dev":
+          r.stddev = us(v);
+          break;
+        case "mean-ad":
+          r.meanAbsDev = us(v);
+          break;
+        case "median-ad":
+          r.medianAbsDev = us(v);
+          break;
+        case "siqr":
+          r.siqr = us(v);
+          break;
+        case "std-error":
+          r.stdError = us(v);
+          break;
+        case "cv":
+          r.cv = v; // dimensionless: the same for RTT and RTT/2
+          break;
+        default:
+          r[key] = v;
+          warnings.push(`sockperf printed an unknown statistic "${key}"; kept unscaled`);
+      }
+    }
+  }
+
+  if (total) r.count = Number(total[1]);
+
+  // "---> <MAX> observation = 2901.641" (some pastes lose the angle brackets).
+  const max = text.match(new RegExp(String.raw`<?MAX>?\s+observation\s*=\s*(${NUM})`));
+  const min = text.match(new RegExp(String.raw`<?MIN>?\s+observation\s*=\s*(${NUM})`));
+  if (max) r.max = us(num(max[1]));
+  if (min) r.min = us(num(min[1]));
+
+  for (const m of text.matchAll(new RegExp(String.raw`percentile\s+(${NUM})\s*=\s*(${NUM})`, "g"))) {
+    const key = percentileKey(m[1]!);
+    if (r[key] === undefined) r[key] = us(num(m[2]));
+  }
+
+  // "[Valid Duration] RunTime=0.550 sec; SentMessages=4641; ReceivedMessages=4641"
+  const valid = text.match(
+    new RegExp(String.raw`\[Valid Duration\]\s*RunTime\s*=\s*(${NUM})\s*sec;\s*SentMessages\s*=\s*(\d+);\s*ReceivedMessages\s*=\s*(\d+)`),
+  );
+  if (valid) {
+    r.validDurationSeconds = num(valid[1]);
+    r.validSentMessages = Number(valid[2]);
+    r.validReceivedMessages = Number(valid[3]);
+  }
+  const totalRun = text.match(
+    new RegExp(String.raw`\[Total Run\]\s*RunTime\s*=\s*(${NUM})\s*sec;(?:\s*Warm up time\s*=\s*(\d+)\s*msec;)?\s*SentMessages\s*=\s*(\d+);\s*ReceivedMessages\s*=\s*(\d+)`),
+  );
+  if (totalRun) {
+    r.totalRunSeconds = num(totalRun[1]);
+    if (totalRun[2] !== undefined) r.warmupMs = Number(totalRun[2]);
+    r.totalSentMessages = Number(totalRun[3]);
+    r.totalReceivedMessages = Number(totalRun[4]);
+  }
+
+  const errs = text.match(
+    /#\s*dropped messages\s*=\s*(\d+);\s*#\s*duplicated messages\s*=\s*(\d+);\s*#\s*out-of-order messages\s*=\s*(\d+)/,
+  );
+  if (errs) {
+    r.dropped = Number(errs[1]);
+    r.duplicated = Number(errs[2]);
+    r.outOfOrder = Number(errs[3]);
+    const bad: string[] = [];
+    if (r.dropped) bad.push(`${r.dropped} dropped`);
+    if (r.duplicated) bad.push(`${r.duplicated} duplicated`);
+    if (r.outOfOrder) bad.push(`${r.outOfOrder} out-of-order`);
+    if (bad.length) warnings.push(`sockperf reported ${bad.join(", ")} messages`);
+  }
+
+  const servers = new Set([...text.matchAll(/Printing statistics for Server No:\s*(\d+)/g)].map((m) => m[1]));
+  if (servers.size > 1) {
+    warnings.push(`sockperf printed statistics for ${servers.size} servers; only the first block was read`);
+  }
+
+  return { printed, reported: r, warnings };
+}
+
+/**
+ * Parses a --full-log file: an optional copy of the summary, a "------" line, the header
+ * `packet, txTime(sec), rxTime(sec), rtt(usec)` (or `latency(usec)` without --full-rtt),
+ * one row per valid observation, and a closing "------" line (3.8+ may append a histogram).
+ * Returns undefined when there is no header (empty file, or sockperf gave up before it).
+ */
+export function parseSockperfFullLog(rawText: string): SockperfFullLog | undefined {
+  const lines = stripAnsi(rawText).split("\n");
+  const headerAt = lines.findIndex((l) => /^\s*packet\s*,\s*txTime\(sec\)\s*,\s*rxTime\(sec\)\s*,/i.test(l));
+  if (headerAt < 0) return undefined;
+  const header = lines[headerAt]!;
+  const col = header.match(/,\s*(rtt|latency)\s*\(usec\)\s*$/i);
+  if (!col) throw new ToolOutputError(TOOL, `unrecognised full-log header: "${header.trim()}"`);
+  const column: SockperfPrinted = col[1]!.toLowerCase() === "rtt" ? "rtt" : "one-way";
+  const f = column === "rtt" ? 1 : 2;
+  const samples: number[] = [];
+  for (let i = headerAt + 1; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line === "") continue;
+    if (/^-{3,}/.test(line)) break;
+    const cells = line.split(",").map((c) => c.trim());
+    const v = cells.length >= 4 ? Number(cells[3]) : NaN;
+    if (!Number.isFinite(v)) {
+      throw new ToolOutputError(TOOL, `unreadable full-log row ${i + 1}: "${line}"`);
+    }
+    samples.push(roundUs(v * f));
+  }
+  return { column, samples };
+}
+
+/** `sockperf --version` → "3.7-no.git"; also accepts the "== version #3.8-0.gitabc ==" banner. */
+export function parseSockperfVersion(output: string): string | undefined {
+  const text = stripAnsi(output);
+  const m = text.match(/sockperf,?\s+version\s+([^\s,]+)/i) ?? text.match(/==\s*version\s*#\s*([^\s=]+)\s*==/);
+  return m?.[1];
+}
+
+export interface ParseSockperfInput {
+  stdout: string;
+  stderr?: string;
+  /** Contents of the --full-log file, if there is one. */
+  fullLog?: string;
+  exitCode?: number | null;
+}
+
+/**
+ * Parses one ping-pong client run. With a full log, samples are its rows; without, samples
+ * is empty and `reported` carries sockperf's summary. Throws ToolOutputError when sockperf
+ * failed, printed nothing usable, or made zero observations.
+ */
+export function parseSockperf(input: ParseSockperfInput, expect?: { fullRtt?: boolean }): ToolResult {
+  const printedText = stripAnsi(`${input.stdout}\n${input.stderr ?? ""}`);
+  const logText = input.fullLog ?? "";
+  const warnings: string[] = [];
+
+  const fatal = fatalMessages(printedText);
+  let summary = parseSockperfSummary(printedText);
+  let full: SockperfFullLog | undefined;
+  try {
+    full = logText.trim() ? parseSockperfFullLog(logText) : undefined;
+  } catch (e) {
+    if (!(e instanceof ToolOutputError) || fatal.length === 0) throw e;
+  }
+
+  if (!summary || summary.reported.count === undefined) {
+    const logFatal = fatalMessages(stripAnsi(logText));
+    const all = [...new Set([...fatal, ...logFatal])];
+    if (all.length > 0) throw new ToolOutputError(TOOL, explain(all));
+    if (hasUsage(printedText)) {
+      throw new ToolOutputError(
+        TOOL,
+        "sockperf rejected its arguments and printed its usage text (no error message; an unknown option does this)",
+      );
+    }
+    // stdout lost but the full log has its own copy of the summary (minus the Summary: line).
+    const fromLog = parseSockperfSummary(logText);
+    if (fromLog && fromLog.reported.count !== undefined) {
+      summary = fromLog;
+      warnings.push("sockperf's printed summary was missing; read the copy in its full log");
+    }
+  }
+  if (!summary) {
+    const tail = printedText.trim().split("\n").slice(-3).join(" | ");
+    throw new ToolOutputError(TOOL, `no latency summary in sockperf output${tail ? ` (last lines: ${tail})` : " (output is empty)"}`);
+  }
+  if (fatal.length > 0) {
+    // A summary was printed, yet sockperf also complained: keep the numbers, say so.
+    for (const m of fatal) warnings.push(`sockperf: ${m}`);
+  }
+  warnings.push(...summary.warnings);
+  const reported = summary.reported;
+
+  if (reported.count === 0) {
+    throw new ToolOutputError(TOOL, "zero observations");
+  }
+  if (reported.count === undefined && !full) {
+    throw new ToolOutputError(TOOL, "sockperf printed no observation count (Total N observations)");
+  }
+
+  if (expect?.fullRtt !== undefined) {
+    const want: SockperfPrinted = expect.fullRtt ? "rtt" : "one-way";
+    if (want !== summary.printed) {
+      warnings.push(
+        `expected sockperf to print ${want} (fullRtt=${expect.fullRtt}) but it printed ${summary.printed}; normalised to RTT from what it printed`,
+      );
+    }
+  }
+
+  let samples: number[] = [];
+  if (full) {
+    samples = full.samples;
+    reported.fullLogColumn = full.column;
+    if (full.column !== summary.printed) {
+      warnings.push(
+        `full-log column is ${full.column} but the printed summary is ${summary.printed}; each normalised on its own`,
+      );
+    }
+    if (samples.length === 0) throw new ToolOutputError(TOOL, "zero observations in the full log");
+    if (reported.count !== undefined && reported.count !== samples.length) {
+      warnings.push(`full log has ${samples.length} rows but sockperf reported ${reported.count} observations`);
+    }
+  } else if (input.fullLog !== undefined) {
+    warnings.push("sockperf's full log has no sample rows; samples are empty, only sockperf's summary is kept");
+  }
+
+  if (input.exitCode !== undefined && input.exitCode !== null && input.exitCode !== 0) {
+    warnings.push(`sockperf exited with code ${input.exitCode} although it printed results`);
+  }
+
+  return { metric: "rtt", unit: "us", samples, reported, warnings };
+}
+
+function explain(messages: string[]): string {
+  const text = messages.join("; ");
+  if (messages.some((m) => /_seqN\s*>\s*m_maxSequenceNo/.test(m))) {
+    return `${text} (known sockperf 3.6/3.7 bug in its packet-count estimate, often with a low --mps; try another --mps or a newer sockperf)`;
+  }
+  return text;
+}

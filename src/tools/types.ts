@@ -1,0 +1,92 @@
+import type { z } from "zod";
+import type { Metric, Summary, Unit } from "../results/summary.ts";
+
+/**
+ * One measurement tool. Every function here is pure: it builds shell commands and parses
+ * text. The runner does the I/O (SSH, files, timeouts), so a new tool is one new module
+ * registered in tools/registry.ts and nothing else changes.
+ */
+export interface ToolModule<P = any> {
+  /** Name used in experiment files and on the command line (`sockperf`). */
+  readonly name: string;
+  readonly description: string;
+  /** zod schema of the tool's parameters, with defaults; validated at definition time. */
+  readonly params: z.ZodType<P>;
+  /** Executables that must exist on every host that runs this tool. */
+  readonly binaries: readonly string[];
+  /** Shell command printing the tool's version; its output goes to parseVersion. */
+  readonly versionCommand: string;
+  parseVersion(output: string): string | undefined;
+  /** Server to start on the measured-to host, or undefined for tools that need none (ping). */
+  server(ctx: ServerContext, params: P): ServerSpec | undefined;
+  client(ctx: ClientContext, params: P): ClientSpec;
+  /** Turns what the client produced into normalised samples. Throws ToolOutputError. */
+  parse(output: ClientOutput, params: P): ToolResult;
+  /** Seconds spent measuring (what --duration sets or scales), without start-up overhead. */
+  measurementSeconds(params: P): number;
+  /** Seconds one client run is expected to take, overhead included: plan estimates and timeouts. */
+  estimateSeconds(params: P): number;
+  /** The same parameters, changed so that one run takes about `seconds`. */
+  withDuration(params: P, seconds: number): P;
+}
+
+export interface ServerContext {
+  /** Address the server binds to (the server host's data-plane address). */
+  bindAddress: string;
+  port: number;
+  /** Scratch directory on the host for this server's files. */
+  workDir: string;
+}
+
+export interface ServerSpec {
+  /** Long-running command; the runner starts it detached and kills it afterwards. */
+  command: string;
+  /** Port the runner waits for before starting clients (TCP listen check). */
+  port: number;
+}
+
+export interface ClientContext {
+  /** Address of the host being measured to. */
+  targetAddress: string;
+  port: number;
+  /** Scratch directory on the client host; files named in ClientSpec.files live here. */
+  workDir: string;
+}
+
+export interface ClientSpec {
+  command: string;
+  /** Hard limit for the command; past it the cell fails with a timeout. */
+  timeoutSeconds: number;
+  /** Files (absolute paths on the client host) the runner downloads after the run. */
+  files: string[];
+}
+
+export interface ClientOutput {
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+  /** Contents of ClientSpec.files, keyed by the same absolute path. */
+  files: Record<string, string>;
+}
+
+export interface ToolResult {
+  metric: Metric;
+  unit: Unit;
+  /** Every sample, normalised (RTT in µs, or Mbit/s). May be empty when only a summary exists. */
+  samples: number[];
+  /** The tool's own summary, normalised to the same unit, kept for cross-checking. */
+  reported?: Partial<Summary> & Record<string, number | string | undefined>;
+  /** Things worth telling the reader (loss, clamped values, a format seen for the first time). */
+  warnings: string[];
+}
+
+/** The tool ran but its output says it failed, or the output cannot be read. */
+export class ToolOutputError extends Error {
+  constructor(
+    readonly tool: string,
+    message: string,
+  ) {
+    super(`${tool}: ${message}`);
+    this.name = "ToolOutputError";
+  }
+}

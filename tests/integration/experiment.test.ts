@@ -1,0 +1,128 @@
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ResultsSchema, type Results } from "../../src/results/schema.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const BIN = join(ROOT, "bin/latlab.js");
+
+interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI as a user would; `onStderr` may act on progress (e.g. send SIGINT). */
+function latlab(args: string[], onStderr?: (text: string, child: ReturnType<typeof spawn>) => void): Promise<Exit> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, CI: "true" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => {
+      stderr += d;
+      onStderr?.(stderr, child);
+    });
+    child.on("close", (code) => resolvePromise({ code, stdout, stderr }));
+  });
+}
+
+/** Namespaces, processes and temp files a run could leave behind. */
+function leftovers(runDir: string): string[] {
+  const found: string[] = [];
+  const netns = execFileSync("ip", ["netns", "list"], { encoding: "utf8" }).trim();
+  if (netns) found.push(`namespaces: ${netns.replace(/\n/g, ", ")}`);
+  // Live processes only: a killed server re-parented to PID 1 is a zombie (state Z) until PID 1
+  // reaps it, which this machine's init does within about a second. It is dead already.
+  const procs = execFileSync("ps", ["-eo", "pid,stat,args"], { encoding: "utf8" })
+    .split("\n")
+    .filter((l) => /sockperf|sshd -D -e -f|qperf|iperf3/.test(l) && !l.includes("ps -eo") && !/^\s*\d+\s+Z/.test(l));
+  if (procs.length) found.push(`processes: ${procs.join("; ")}`);
+  const links = execFileSync("ip", ["-o", "link", "show"], { encoding: "utf8" }).split("\n").filter((l) => /: ll[a-z0-9]/.test(l));
+  if (links.length) found.push(`links: ${links.join("; ")}`);
+  // The local target's temp folders are latlab-<short run id>-XXXXXX.
+  const tmp = readdirSync(tmpdir()).filter((f) => /^latlab-[0-9a-f]{4,}-/.test(f));
+  if (tmp.length) found.push(`temp: ${tmp.join(", ")}`);
+  if (existsSync(join(runDir, ".tmp"))) found.push(`temp: ${join(runDir, ".tmp")}`);
+  return found;
+}
+
+const readResults = (dir: string): Results => ResultsSchema.parse(JSON.parse(readFileSync(join(dir, "results.json"), "utf8")));
+
+describe("npm run experiment -- ppg-vs-zone (local target, real namespaces)", () => {
+  it("measures both variants, prints the comparison and leaves nothing behind", async () => {
+    const out = mkdtempSync(join(tmpdir(), "latlab-e2e-"));
+    const run = await latlab(["run", "ppg-vs-zone", "--out", out, "--duration", "2"]);
+    expect(run.stderr + run.stdout).not.toMatch(/Error:.*at /);
+    expect(run.code, run.stderr).toBe(0);
+    const results = readResults(out);
+    expect(results.status).toBe("complete");
+    expect(results.variants.map((v) => v.id)).toEqual(["ppg=false", "ppg=true"]);
+    for (const variant of ["ppg=false", "ppg=true"]) {
+      const sock = results.measurements.find((m) => m.variant === variant && m.tool === "sockperf")!;
+      expect(sock.status).toBe("ok");
+      expect(sock.summary!.count).toBeGreaterThanOrEqual(1000);
+      expect(sock.summary!.unit).toBe("us");
+      expect(sock.summary!.p50).toBeGreaterThan(0);
+      const samples = readFileSync(join(out, sock.samplesFile!), "utf8").trim().split("\n");
+      expect(samples).toHaveLength(sock.summary!.count);
+      const ping = results.measurements.find((m) => m.variant === variant && m.tool === "ping")!;
+      expect(ping.status).toBe("ok");
+    }
+    expect(results.environment.shaping.note).toMatch(/^shaping: /);
+    expect(results.environment.toolVersions.sockperf).toMatch(/\d+\.\d+/);
+    expect(results.comparisons.map((c) => `${c.variant}/${c.tool}`)).toEqual(["ppg=true/sockperf", "ppg=true/ping"]);
+    expect(results.teardown).toMatchObject({ status: "ok", errors: [] });
+    // The table a user reads
+    expect(run.stdout).toContain("ppg=false (baseline)");
+    expect(run.stdout).toMatch(/ppg=true\s*│\s*sockperf/);
+    expect(run.stdout).toContain(results.environment.shaping.note);
+    expect(leftovers(out)).toEqual([]);
+  });
+
+  it("tears everything down on SIGINT and still writes results", async () => {
+    const out = mkdtempSync(join(tmpdir(), "latlab-e2e-"));
+    let sent = false;
+    const run = await latlab(["run", "ppg-vs-zone", "--out", out, "--duration", "20"], (text, child) => {
+      // After bring-up, while the first sockperf cell runs.
+      if (!sent && text.includes("shaping:")) {
+        sent = true;
+        setTimeout(() => child.kill("SIGINT"), 1500);
+      }
+    });
+    expect(sent).toBe(true);
+    expect(run.code, run.stderr).toBe(130);
+    const results = readResults(out);
+    expect(results.status).toBe("interrupted");
+    expect(results.measurements.some((m) => m.error?.includes("interrupt"))).toBe(true);
+    expect(results.teardown.status).toBe("ok");
+    expect(leftovers(out)).toEqual([]);
+  });
+
+  it("records a failed cell with its error, measures the others, exits 2", async () => {
+    const out = mkdtempSync(join(tmpdir(), "latlab-e2e-"));
+    const run = await latlab(["run", "tests/fixtures/experiments/one-cell-fails.ts", "--out", out]);
+    expect(run.code, run.stderr).toBe(2);
+    const results = readResults(out);
+    expect(results.status).toBe("partial");
+    const [ping, sock] = results.measurements;
+    expect(ping).toMatchObject({ tool: "ping", status: "failed" });
+    expect(ping!.error).toContain("no public address");
+    expect(sock).toMatchObject({ tool: "sockperf", status: "ok" });
+    expect(sock!.summary!.count).toBeGreaterThan(100);
+    expect(run.stdout).toContain("1 failed cell(s)");
+    expect(leftovers(out)).toEqual([]);
+  });
+
+  it("refuses a malformed experiment before creating anything", async () => {
+    const out = mkdtempSync(join(tmpdir(), "latlab-e2e-"));
+    const run = await latlab(["run", "tests/fixtures/experiments/malformed-axis.ts", "--out", out]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("malformed-axis.ts");
+    expect(run.stderr).toContain('axes.ppg[1]: expected boolean, got "yes"');
+    expect(existsSync(join(out, "results.json"))).toBe(false);
+    expect(leftovers(out)).toEqual([]);
+  });
+});

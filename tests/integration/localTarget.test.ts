@@ -1,0 +1,342 @@
+/**
+ * The local target for real: namespaces, bridges, routers, veths, sshd per host, tbf.
+ * Needs root (CI has it). Only sends traffic inside the run's own namespaces.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { NodeSSH } from "node-ssh";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ResolvedHost } from "../../src/dsl/placement.ts";
+import type { Deployment, Plan } from "../../src/plan/types.ts";
+import { execCommand } from "../../src/targets/local/exec.ts";
+import type { ExecFn } from "../../src/targets/local/exec.ts";
+import { LocalTarget } from "../../src/targets/local/localTarget.ts";
+import { runNames } from "../../src/targets/local/names.ts";
+import type { Environment, HostEndpoint, TargetContext } from "../../src/targets/target.ts";
+
+function host(role: string, over: Partial<ResolvedHost> = {}): ResolvedHost {
+  return { role, region: "uksouth", zone: "1", ppg: null, availabilitySet: null, size: "Standard_B1s", accelnet: false, ...over };
+}
+
+function planOf(hosts: ResolvedHost[]): Plan {
+  const deployment: Deployment = { id: "d0", index: 0, variant: "base", replica: 0, hosts };
+  return {
+    experiment: { name: "local-target-it", description: "integration test" },
+    baseline: "base",
+    variants: [{ id: "base", axes: {}, hosts }],
+    deployments: [deployment],
+    cells: [],
+    estimate: { measurementSeconds: 0, cells: 0, hosts: hosts.length },
+  };
+}
+
+const FIVE = planOf([
+  host("client", { ppg: "rack-a" }),
+  host("server", { ppg: "rack-a", size: "Standard_D3_v2" }),
+  host("zone1"),
+  host("zone2", { zone: "2" }),
+  host("west", { region: "ukwest", zone: null }),
+]);
+
+const runDirs: string[] = [];
+function ctx(runId: string): TargetContext {
+  const runDir = mkdtempSync(join(tmpdir(), "latlab-it-"));
+  runDirs.push(runDir);
+  return { runId: `${runId}-${process.pid}-${Date.now()}`, runDir, log: () => {} };
+}
+
+const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: "utf8" });
+const namespacesWith = (prefix: string) =>
+  sh("ip", ["netns", "list"])
+    .split("\n")
+    .map((l) => l.split(" ")[0] ?? "")
+    .filter((n) => n.startsWith(prefix));
+const rootLinksWith = (prefix: string) =>
+  sh("ip", ["-o", "link", "show"])
+    .split("\n")
+    .map((l) => /^\d+:\s+([^:@\s]+)/.exec(l)?.[1] ?? "")
+    .filter((n) => n.startsWith(prefix));
+const processesMentioning = (text: string) =>
+  readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(text);
+      } catch {
+        return false;
+      }
+    });
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function connect(h: HostEndpoint, pinnedKey: string = h.hostKey): Promise<NodeSSH> {
+  const blob = Buffer.from(pinnedKey.split(" ")[1] ?? "", "base64");
+  const ssh = new NodeSSH();
+  await ssh.connect({
+    host: h.ssh.host,
+    port: h.ssh.port,
+    username: h.ssh.username,
+    privateKey: h.ssh.privateKey,
+    readyTimeout: 10_000,
+    hostVerifier: (key: Buffer) => Buffer.isBuffer(key) && key.equals(blob),
+  });
+  return ssh;
+}
+
+async function run(ssh: NodeSSH, command: string): Promise<string> {
+  const r = await ssh.execCommand(command);
+  if (r.code !== 0) throw new Error(`${command}: exit ${r.code}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Checks that nothing of a torn-down run is left on the machine. */
+function expectNothingLeft(runId: string, tempDir: string | null, pids: number[]) {
+  const names = runNames(runId);
+  expect(namespacesWith(names.namespacePrefix)).toEqual([]);
+  expect(rootLinksWith(names.rootLinkPrefix)).toEqual([]);
+  if (tempDir !== null) {
+    expect(existsSync(tempDir)).toBe(false);
+    expect(processesMentioning(tempDir)).toEqual([]);
+  }
+  for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
+}
+
+afterAll(() => {
+  for (const d of runDirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe("LocalTarget: five hosts, every path kind", () => {
+  const target = new LocalTarget();
+  const c = ctx("it-five");
+  let env: Environment;
+  const sessions = new Map<string, NodeSSH>();
+  const byRole = (role: string) => {
+    const h = env.hosts.find((x) => x.role === role);
+    if (!h) throw new Error(`no host ${role}`);
+    return h;
+  };
+
+  beforeAll(async () => {
+    env = await target.up(FIVE, c);
+    for (const h of env.hosts) sessions.set(h.role, await connect(h));
+  });
+
+  afterAll(async () => {
+    for (const s of sessions.values()) s.dispose();
+    await target.down();
+  });
+
+  it("gives every host its own namespace, hostname and pinned host key", async () => {
+    expect(env.hosts.map((h) => h.role)).toEqual(["client", "server", "zone1", "zone2", "west"]);
+    expect(new Set(env.hosts.map((h) => h.hostKey)).size).toBe(5);
+    for (const h of env.hosts) {
+      const ssh = sessions.get(h.role) as NodeSSH;
+      expect((await run(ssh, "hostname")).trim()).toBe(h.actual.hostname);
+      expect(h.actual.hostname).toBe(`d0-${h.role}`);
+      // The session really is inside the host's namespace: its data address is local.
+      expect(await run(ssh, "ip -4 -o addr show dev eth0")).toContain(`inet ${h.privateAddress}/24`);
+      expect(h.ssh.host.startsWith("198.19.")).toBe(true);
+      expect(h.privateAddress.startsWith("198.18.")).toBe(true);
+      expect(existsSync(h.workDir)).toBe(true);
+    }
+  });
+
+  it("refuses a host whose key does not match the pinned one", async () => {
+    await expect(connect(byRole("client"), byRole("server").hostKey)).rejects.toThrow();
+  });
+
+  it("reaches peers over private addresses with 0 / 1 / 3 / 4 routed hops", async () => {
+    const client = sessions.get("client") as NodeSSH;
+    const expected: [string, number][] = [
+      ["server", 0], // same-ppg: one rack bridge
+      ["zone1", 1], // same-zone: the zone router
+      ["zone2", 3], // cross-zone: zone, region, zone routers
+      ["west", 4], // cross-region: zone, region, region, zone routers
+    ];
+    for (const [role, hops] of expected) {
+      const out = await run(client, `LC_ALL=C ping -c 1 -W 2 ${byRole(role).privateAddress}`);
+      const ttl = Number(/ttl=(\d+)/.exec(out)?.[1]);
+      expect(64 - ttl, `${role}: ${out}`).toBe(hops);
+    }
+    // One hop short of a routed destination dies on the way: the hops are real routers.
+    const short = await sessions.get("client")?.execCommand(`LC_ALL=C ping -c 1 -W 1 -t 3 ${byRole("west").privateAddress}`);
+    expect(short?.stdout).toMatch(/Time to live exceeded/);
+  });
+
+  it("keeps the management path apart from the data path", async () => {
+    const client = sessions.get("client") as NodeSSH;
+    const routes = await run(client, "ip -4 route show");
+    expect(routes).toMatch(/^default via 198\.18\.\d+\.1 dev eth0/m);
+    const mgmtRoutes = routes.split("\n").filter((l) => l.includes("mgmt0"));
+    expect(mgmtRoutes).toHaveLength(1);
+    expect(mgmtRoutes[0]).toMatch(/^198\.19\.\d+\.\d+\/30 dev mgmt0 proto kernel scope link/);
+    // The root namespace has no route into the data plane through the run's links.
+    const names = runNames(c.runId);
+    const get = sh("ip", ["route", "get", byRole("client").privateAddress]);
+    expect(get).not.toContain(names.rootLinkPrefix);
+    // Root side: exactly the connected /30 per host.
+    const rootRoutes = sh("ip", ["-4", "route", "show"]).split("\n").filter((l) => l.includes(names.rootLinkPrefix));
+    expect(rootRoutes).toHaveLength(5);
+    for (const r of rootRoutes) expect(r).toMatch(/^198\.19\.\d+\.\d+\/30 dev \S+ proto kernel scope link/);
+  });
+
+  it("caps a documented VM size with tbf and says what it did", async () => {
+    const server = byRole("server");
+    expect(server.actual.bandwidthCapMbit).toBe(3000);
+    const qdisc = await run(sessions.get("server") as NodeSSH, "tc qdisc show dev eth0");
+    if (env.facts.netem?.startsWith("present")) expect(qdisc).toMatch(/htb/);
+    else expect(qdisc).toMatch(/qdisc tbf .* rate 3Gbit/);
+    expect(byRole("client").actual.bandwidthCapMbit).toBeNull();
+    expect(await run(sessions.get("client") as NodeSSH, "tc qdisc show dev eth0")).not.toMatch(/tbf/);
+    expect(env.shaping.bandwidth).toBe("applied");
+    expect(env.shaping.model?.length).toBe(10);
+    if (env.facts.netem?.startsWith("present")) {
+      expect(env.shaping.latency).toBe("applied");
+    } else {
+      expect(env.shaping.latency).toBe("unavailable");
+      expect(env.shaping.note).toBe("shaping: unavailable — kernel has no netem");
+      for (const h of env.hosts) expect(h.actual.latencyShaping).toBe("unavailable");
+    }
+  });
+
+  it("tears everything down, and a second down() is harmless", async () => {
+    for (const s of sessions.values()) s.dispose();
+    sessions.clear();
+    const { tempDir, pids } = target.resources;
+    expect(tempDir).not.toBeNull();
+    const report = await target.down();
+    expect(report.errors).toEqual([]);
+    expect(report.status).toBe("ok");
+    expect(report.removed.filter((r) => r.startsWith("namespace "))).toHaveLength(10);
+    expect(report.removed.filter((r) => r.startsWith("link "))).toHaveLength(5);
+    expect(report.removed.some((r) => r.startsWith("process "))).toBe(true);
+    expectNothingLeft(c.runId, tempDir, pids);
+    const again = await target.down();
+    expect(again).toEqual({ status: "ok", errors: [], removed: [] });
+  });
+});
+
+describe("LocalTarget: two runs at once", () => {
+  it("brings up two runs with different ids side by side, both usable, both torn down", async () => {
+    const plan = planOf([host("a", { ppg: "p" }), host("b", { zone: "2" })]);
+    const t1 = new LocalTarget();
+    const t2 = new LocalTarget();
+    const c1 = ctx("it-twin-1");
+    const c2 = ctx("it-twin-2");
+    try {
+      const [e1, e2] = await Promise.all([t1.up(plan, c1), t2.up(plan, c2)]);
+      // Same data addresses in both fabrics (they are isolated), distinct management addresses.
+      expect(e1.hosts.map((h) => h.privateAddress)).toEqual(e2.hosts.map((h) => h.privateAddress));
+      const mgmt = [...e1.hosts, ...e2.hosts].map((h) => h.ssh.host);
+      expect(new Set(mgmt).size).toBe(4);
+      for (const [env, other] of [
+        [e1, e2],
+        [e2, e1],
+      ] as const) {
+        const a = env.hosts[0] as HostEndpoint;
+        const b = env.hosts[1] as HostEndpoint;
+        const ssh = await connect(a);
+        try {
+          expect((await run(ssh, "hostname")).trim()).toBe("d0-a");
+          const out = await run(ssh, `LC_ALL=C ping -c 1 -W 2 ${b.privateAddress}`);
+          expect(64 - Number(/ttl=(\d+)/.exec(out)?.[1])).toBe(3);
+          // Its own namespace, not the other run's.
+          expect(await run(ssh, "ip -4 -o addr show dev mgmt0")).toContain(a.ssh.host);
+          expect(await run(ssh, "ip -4 -o addr show dev mgmt0")).not.toContain((other.hosts[0] as HostEndpoint).ssh.host);
+        } finally {
+          ssh.dispose();
+        }
+      }
+    } finally {
+      const r1 = t1.resources;
+      const r2 = t2.resources;
+      const [d1, d2] = await Promise.all([t1.down(), t2.down()]);
+      expect(d1.status).toBe("ok");
+      expect(d2.status).toBe("ok");
+      expectNothingLeft(c1.runId, r1.tempDir, r1.pids);
+      expectNothingLeft(c2.runId, r2.tempDir, r2.pids);
+    }
+  });
+});
+
+describe("LocalTarget: failures midway through up()", () => {
+  it("names the host whose sshd cannot start, and down() still removes everything", async () => {
+    const target = new LocalTarget({
+      sshdConfigTransform: (h, config) => (h.role === "zone2" ? `${config}ThisIsNotAnSshdOption yes\n` : config),
+    });
+    const c = ctx("it-fail-sshd");
+    const names = runNames(c.runId);
+    const err = await target.up(FIVE, c).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    expect(err).toBeInstanceOf(Error);
+    expect(err?.message).toContain("host d0-zone2");
+    expect(err?.message).toContain(`${names.namespacePrefix}0-zone2`);
+    expect(err?.message).toContain("ThisIsNotAnSshdOption");
+    const { tempDir, pids } = target.resources;
+    // The other hosts' sshds were running: teardown must find and stop them.
+    expect(namespacesWith(names.namespacePrefix).length).toBe(10);
+    const report = await target.down();
+    expect(report.errors).toEqual([]);
+    expect(report.status).toBe("ok");
+    expectNothingLeft(c.runId, tempDir, pids);
+  });
+
+  it("names the namespace and the failing command with its stderr, and down() cleans up", async () => {
+    // Real commands, except one route in the ukwest region router, refused as the kernel would.
+    const exec: ExecFn = async (argv, o) => {
+      if (argv.includes("route") && argv.includes("add") && argv.some((a) => a.endsWith("-_rr-ukwest"))) {
+        return { code: 2, stdout: "", stderr: "Error: Nexthop has invalid gateway." };
+      }
+      return execCommand(argv, o);
+    };
+    const target = new LocalTarget({ exec });
+    const c = ctx("it-fail-route");
+    const names = runNames(c.runId);
+    const err = await target.up(FIVE, c).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    expect(err?.message).toContain(`namespace ${names.namespacePrefix}0-_rr-ukwest`);
+    expect(err?.message).toContain("ip -n");
+    expect(err?.message).toContain("route add");
+    expect(err?.message).toContain("Error: Nexthop has invalid gateway.");
+    const { tempDir, pids } = target.resources;
+    expect(namespacesWith(names.namespacePrefix).length).toBeGreaterThan(0);
+    const report = await target.down();
+    expect(report.status).toBe("ok");
+    expectNothingLeft(c.runId, tempDir, pids);
+  });
+
+  it("stops an up() still in progress when down() is called, leaving nothing", async () => {
+    const target = new LocalTarget();
+    const c = ctx("it-abort");
+    const names = runNames(c.runId);
+    const up = target.up(FIVE, c).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    // Let it get some way in (namespaces exist), then tear down underneath it.
+    for (let i = 0; i < 200 && namespacesWith(names.namespacePrefix).length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    const { tempDir } = target.resources;
+    const report = await target.down();
+    const err = await up;
+    expect(err?.message).toMatch(/interrupted by down\(\)/);
+    expect(report.errors).toEqual([]);
+    expect(report.status).toBe("ok");
+    expectNothingLeft(c.runId, tempDir, []);
+  });
+
+  it("reports not-started when down() comes before any up()", async () => {
+    expect(await new LocalTarget().down()).toEqual({ status: "not-started", errors: [], removed: [] });
+  });
+});

@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { defineExperiment, ExperimentDefinitionError } from "../../../src/index.ts";
+
+const base = {
+  name: "t",
+  description: "test",
+  hosts: { client: {}, server: {} },
+  measure: [{ tool: "sockperf" as const }],
+};
+
+function issuesOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ExperimentDefinitionError);
+    return (error as ExperimentDefinitionError).issues.map((i) => `${i.path}: ${i.message}`);
+  }
+  throw new Error("expected an ExperimentDefinitionError");
+}
+
+describe("defineExperiment", () => {
+  it("fills defaults and parses tool params", () => {
+    const e = defineExperiment({ ...base, axes: { ppg: [false, true] } });
+    expect(e.replicas).toBe(1);
+    expect(e.repetitions).toBe(1);
+    expect(e.measure[0]!.params).toMatchObject({ protocol: "tcp", messageSize: 64 });
+    expect(e.kind).toBe("latlab.experiment");
+  });
+
+  it("names the field and the value for a wrong axis value", () => {
+    // @ts-expect-error: "yes" is not a boolean — the point of the test
+    expect(issuesOf(() => defineExperiment({ ...base, axes: { ppg: [false, "yes"] } }))).toEqual(['axes.ppg[1]: expected boolean, got "yes"']);
+  });
+
+  it("suggests the closest axis, tool and field names", () => {
+    // @ts-expect-error: misspelled axis
+    expect(issuesOf(() => defineExperiment({ ...base, axes: { ppgg: [true] } }))[0]).toBe('axes.ppgg: unknown field "ppgg" — did you mean "ppg"?');
+    // @ts-expect-error: misspelled tool
+    expect(issuesOf(() => defineExperiment({ ...base, measure: [{ tool: "sockpref" }] }))[0]).toBe('measure[0].tool: unknown tool "sockpref" — did you mean "sockperf"?');
+    // @ts-expect-error: misspelled top-level field
+    expect(issuesOf(() => defineExperiment({ ...base, replica: 2 }))[0]).toContain('did you mean "replicas"?');
+  });
+
+  it("validates tool parameters with the tool's own schema", () => {
+    // @ts-expect-error: wrong type on purpose
+    const issues = issuesOf(() => defineExperiment({ ...base, measure: [{ tool: "sockperf", params: { messageSize: "big" } }] }));
+    expect(issues[0]).toMatch(/^measure\[0\]\.params\.messageSize: expected number/);
+  });
+
+  it("checks that pairs name hosts", () => {
+    const issues = issuesOf(() => defineExperiment({ ...base, measure: [{ tool: "ping", pairs: [{ from: "clinet", to: "server" }] }] }));
+    expect(issues).toEqual(['measure[0].pairs[0].from: no host "clinet" — did you mean "client"?']);
+  });
+
+  it("needs a server role when pairs are not given", () => {
+    const issues = issuesOf(() => defineExperiment({ ...base, hosts: { a: {}, b: {} } }));
+    expect(issues[0]).toContain('no host is called "server"');
+  });
+
+  it("requires the baseline to match exactly one variant", () => {
+    const issues = issuesOf(() => defineExperiment({ ...base, axes: { ppg: [false, true], accelnet: [false, true] }, baseline: { ppg: false } }));
+    expect(issues).toEqual(["baseline: must match exactly one variant, matches 2"]);
+  });
+
+  it("reports every problem at once", () => {
+    const issues = issuesOf(() => defineExperiment({ ...base, replicas: 0, measure: [{ tool: "sockperf", params: { duration: -1 } }] }));
+    expect(issues.length).toBeGreaterThanOrEqual(1);
+    expect(issues.join("\n")).toContain("replicas");
+  });
+
+  it("includes the file in the message once the loader knows it", () => {
+    try {
+      // @ts-expect-error
+      defineExperiment({ ...base, axes: { ppg: ["yes"] } });
+    } catch (error) {
+      const e = (error as ExperimentDefinitionError).withSource("/x/my.ts");
+      expect(e.message).toContain("/x/my.ts");
+      expect(e.message).toContain("axes.ppg[0]");
+    }
+  });
+});

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { expandMatrix, variantId } from "../../../src/dsl/matrix.ts";
+
+describe("expandMatrix", () => {
+  it("is the cartesian product, first axis slowest", () => {
+    const { points, issues } = expandMatrix({ accelnet: [false, true], placement: ["same-zone", "cross-zone", "same-ppg"] });
+    expect(issues).toEqual([]);
+    expect(points.map(variantId)).toEqual([
+      "accelnet=false,placement=same-zone",
+      "accelnet=false,placement=cross-zone",
+      "accelnet=false,placement=same-ppg",
+      "accelnet=true,placement=same-zone",
+      "accelnet=true,placement=cross-zone",
+      "accelnet=true,placement=same-ppg",
+    ]);
+  });
+
+  it("moves zipped axes together", () => {
+    const { points } = expandMatrix({ size: ["Standard_D2s_v5", "Standard_D4s_v5"], accelnet: [false, true], ppg: [false, true] }, [["size", "accelnet"]]);
+    expect(points).toEqual([
+      { size: "Standard_D2s_v5", accelnet: false, ppg: false },
+      { size: "Standard_D2s_v5", accelnet: false, ppg: true },
+      { size: "Standard_D4s_v5", accelnet: true, ppg: false },
+      { size: "Standard_D4s_v5", accelnet: true, ppg: true },
+    ]);
+  });
+
+  it("applies a typed predicate filter", () => {
+    const { points } = expandMatrix({ ppg: [false, true], accelnet: [false, true] }, [], (p) => !(p.ppg && !p.accelnet));
+    expect(points.map(variantId)).toEqual(["ppg=false,accelnet=false", "ppg=false,accelnet=true", "ppg=true,accelnet=true"]);
+  });
+
+  it("reports zip groups of unequal length and unknown axes with their path", () => {
+    expect(expandMatrix({ a: [1, 2], b: [1] }, [["a", "b"]]).issues).toEqual([{ path: "zip[0]", message: expect.stringContaining("same number of values") }]);
+    expect(expandMatrix({ a: [1] }, [["a", "c"]]).issues[0]).toMatchObject({ path: "zip[0][1]" });
+  });
+
+  it("reports a filter that removes everything or throws", () => {
+    expect(expandMatrix({ a: [1, 2] }, [], () => false).issues).toEqual([{ path: "filter", message: "removes every variant" }]);
+    const thrown = expandMatrix({ a: [1] }, [], () => {
+      throw new Error("boom");
+    }).issues;
+    expect(thrown[0]?.message).toContain("boom");
+  });
+
+  it("has one default point without axes", () => {
+    expect(expandMatrix({}).points.map(variantId)).toEqual(["default"]);
+  });
+});

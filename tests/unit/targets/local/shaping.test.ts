@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import type { ExecFn } from "../../../../src/targets/local/exec.ts";
+import { runNames } from "../../../../src/targets/local/names.ts";
+import { detectQdiscSupport, netemCommands, NO_NETEM_NOTE, peerDelays, tbfBurstBytes, tbfCommands } from "../../../../src/targets/local/shaping.ts";
+import { buildDeploymentTopology } from "../../../../src/targets/local/topology.ts";
+import { fiveHostDeployment } from "./fixtures.ts";
+
+const topo = buildDeploymentTopology(fiveHostDeployment(), runNames("shaping"));
+const client = topo.hosts[0];
+if (!client) throw new Error("fixture");
+
+describe("per-peer delays", () => {
+  it("delays each peer by half the modelled RTT on this host's egress", () => {
+    const d = peerDelays(client, topo.hosts);
+    expect(d.map((p) => [p.peerRole, p.pathKind, p.egressDelayUs])).toEqual([
+      ["server", "same-ppg", 394], // (126 + 662) / 2
+      ["zone1", "same-zone", 425],
+      ["zone2", "cross-zone", 713], // 1425 / 2 rounded
+      ["west", "cross-region", 2650],
+    ]);
+    expect(d.every((p) => p.address.startsWith("198.18."))).toBe(true);
+  });
+});
+
+describe("tc command generation", () => {
+  it("caps egress with tbf", () => {
+    expect(tbfCommands("ns1", "eth0", 3000)).toEqual([
+      ["tc", "-n", "ns1", "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", "3000mbit", "burst", "1500000", "latency", "50ms"],
+    ]);
+    expect(tbfBurstBytes(1)).toBe(65536);
+    expect(() => tbfCommands("ns1", "eth0", 0)).toThrow();
+  });
+
+  it("builds htb + netem + u32 per destination", () => {
+    const peers = peerDelays(client, topo.hosts);
+    const cmds = netemCommands(client.namespace, "eth0", peers, null);
+    const ns = client.namespace;
+    expect(cmds[0]).toEqual(["tc", "-n", ns, "qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "htb", "default", "2"]);
+    expect(cmds[1]).toEqual(["tc", "-n", ns, "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:1", "htb", "rate", "100gbit", "ceil", "100gbit"]);
+    expect(cmds).toHaveLength(3 + 3 * peers.length);
+    // first peer: class 1:10, netem handle 10:, filter on its /32
+    expect(cmds[3]).toEqual(["tc", "-n", ns, "class", "add", "dev", "eth0", "parent", "1:1", "classid", "1:10", "htb", "rate", "100gbit", "ceil", "100gbit"]);
+    expect(cmds[4]).toEqual(["tc", "-n", ns, "qdisc", "add", "dev", "eth0", "parent", "1:10", "handle", "10:", "netem", "delay", "394us", "limit", "100000"]);
+    expect(cmds[5]).toEqual(["tc", "-n", ns, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", `${peers[0]?.address}/32`, "flowid", "1:10"]);
+    // fourth peer: class ids are hex
+    expect(cmds[3 + 3 * 3 + 1]).toContain("13:");
+    const delays = cmds.filter((c) => c.includes("netem")).map((c) => c[c.indexOf("delay") + 1]);
+    expect(delays).toEqual(["394us", "425us", "713us", "2650us"]);
+  });
+
+  it("puts the VM's cap on the htb classes when there is one", () => {
+    const cmds = netemCommands("n", "eth0", peerDelays(client, topo.hosts), 3000);
+    expect(cmds.filter((c) => c.includes("class")).every((c) => c.includes("3000mbit"))).toBe(true);
+  });
+});
+
+describe("netem / tbf detection", () => {
+  const fake = (refuse: string[]): { exec: ExecFn; calls: string[][] } => {
+    const calls: string[][] = [];
+    const exec: ExecFn = async (argv) => {
+      calls.push([...argv]);
+      const kind = refuse.find((k) => argv.includes(k) && argv.includes("add"));
+      return kind ? { code: 2, stdout: "", stderr: "Error: Specified qdisc kind is unknown." } : { code: 0, stdout: "", stderr: "" };
+    };
+    return { exec, calls };
+  };
+
+  it("reports netem missing when the kernel refuses it", async () => {
+    const { exec } = fake(["netem"]);
+    const s = await detectQdiscSupport(exec, "scratch");
+    expect(s).toEqual({ netem: false, tbf: true, netemError: "Error: Specified qdisc kind is unknown." });
+    expect(NO_NETEM_NOTE).toBe("shaping: unavailable — kernel has no netem");
+  });
+
+  it("reports both present and cleans up after itself", async () => {
+    const { exec, calls } = fake([]);
+    expect(await detectQdiscSupport(exec, "scratch")).toEqual({ netem: true, tbf: true });
+    expect(calls.filter((c) => c.includes("del"))).toHaveLength(2);
+    expect(calls.every((c) => c.includes("scratch"))).toBe(true);
+  });
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { publicKeyOnly, sshdConfig, sshdStartArgv } from "../../../../src/targets/local/sshd.ts";
+
+describe("sshd config", () => {
+  it("listens on the management address only, keys only", () => {
+    const c = sshdConfig({ listenAddress: "198.19.128.2", port: 22, hostKeyPath: "/tmp/x/host", authorizedKeysPath: "/tmp/x/ak", pidFile: "/tmp/x/pid" });
+    for (const line of [
+      "ListenAddress 198.19.128.2",
+      'HostKey "/tmp/x/host"',
+      'AuthorizedKeysFile "/tmp/x/ak"',
+      'PidFile "/tmp/x/pid"',
+      "PermitRootLogin prohibit-password",
+      "PasswordAuthentication no",
+      "UsePAM no",
+      "StrictModes no",
+    ]) {
+      expect(c.split("\n")).toContain(line);
+    }
+    expect(() => sshdConfig({ listenAddress: "a", port: 22, hostKeyPath: '/tmp/"x', authorizedKeysPath: "/a", pidFile: "/p" })).toThrow();
+  });
+
+  it("starts sshd in its own UTS namespace without building shell strings from data", () => {
+    const argv = sshdStartArgv("ll-abc-0-client", "d0-client; rm -rf /", "/tmp/c");
+    expect(argv.slice(0, 7)).toEqual(["ip", "netns", "exec", "ll-abc-0-client", "unshare", "--uts", "--"]);
+    const script = argv[argv.indexOf("-c") + 1];
+    expect(script).toBe('hostname "$1" && exec "$2" -D -e -f "$3"');
+    expect(argv.slice(-3)).toEqual(["d0-client; rm -rf /", "/usr/sbin/sshd", "/tmp/c"]);
+  });
+
+  it("keeps type and key of a public key line", () => {
+    expect(publicKeyOnly("ssh-ed25519 AAAAC3Nza comment here\n")).toBe("ssh-ed25519 AAAAC3Nza");
+    expect(() => publicKeyOnly("garbage")).toThrow();
+  });
+});

@@ -1,0 +1,222 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { ping, PingParamsSchema, type PingParams } from "../../../src/tools/ping/index.ts";
+import { parsePing, parsePingReplies, parsePingVersion } from "../../../src/tools/ping/parse.ts";
+import { ToolOutputError, type ClientOutput } from "../../../src/tools/types.ts";
+
+const dir = fileURLToPath(new URL("../../fixtures/ping/", import.meta.url));
+const fx = (name: string) => readFileSync(dir + name, "utf8");
+
+function output(name: string, exitCode = 0): ClientOutput {
+  const publicFile = name.startsWith("public-");
+  return {
+    stdout: fx(`${name}.stdout`),
+    stderr: publicFile ? "" : fx(`${name}.stderr`),
+    exitCode,
+    files: {},
+  };
+}
+const params = (over: Partial<PingParams> = {}): PingParams => PingParamsSchema.parse(over);
+
+function parseError(fn: () => unknown): ToolOutputError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ToolOutputError);
+    return e as ToolOutputError;
+  }
+  throw new Error("expected a ToolOutputError");
+}
+
+describe("ping params", () => {
+  it("fills defaults", () => {
+    expect(PingParamsSchema.parse({})).toEqual({ count: 20, interval: 0.2, size: 56 });
+  });
+
+  it("rejects what iputils rejects or cannot time", () => {
+    expect(PingParamsSchema.safeParse({ interval: 0.001 }).success).toBe(false); // < 2 ms
+    expect(PingParamsSchema.safeParse({ interval: 0.002 }).success).toBe(true);
+    expect(PingParamsSchema.safeParse({ size: 15 }).success).toBe(false); // no time= below 16 bytes
+    expect(PingParamsSchema.safeParse({ size: 16 }).success).toBe(true);
+    expect(PingParamsSchema.safeParse({ size: 65508 }).success).toBe(false); // message too long
+    expect(PingParamsSchema.safeParse({ count: 0 }).success).toBe(false);
+    expect(PingParamsSchema.safeParse({ count: 2.5 }).success).toBe(false);
+  });
+
+  it("is strict about unknown keys", () => {
+    const r = PingParamsSchema.safeParse({ deadline: 5 });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues[0]?.code).toBe("unrecognized_keys");
+  });
+});
+
+describe("ping commands", () => {
+  const ctx = { targetAddress: "198.18.0.2", port: 0, workDir: "/tmp/ll" };
+
+  it("needs no server", () => {
+    expect(ping.server({ bindAddress: "198.18.0.2", port: 1, workDir: "/tmp" }, params())).toBeUndefined();
+  });
+
+  it("builds the client command", () => {
+    const c = ping.client(ctx, params());
+    expect(c.command).toBe("LC_ALL=C ping -D -n -c 20 -i 0.2 -W 2 -s 56 198.18.0.2");
+    expect(c.files).toEqual([]);
+    expect(ping.client(ctx, params({ count: 5, interval: 0.002, size: 1400 })).command).toBe(
+      "LC_ALL=C ping -D -n -c 5 -i 0.002 -W 2 -s 1400 198.18.0.2",
+    );
+  });
+
+  it("estimates and times out from count × interval", () => {
+    const p = params({ count: 51, interval: 0.2 });
+    expect(ping.estimateSeconds(p)).toBeCloseTo(10.5, 6);
+    expect(ping.client(ctx, p).timeoutSeconds).toBe(22); // 10 s of probes + 2 s wait + 10 s slack
+  });
+
+  it("withDuration adjusts count for the interval", () => {
+    expect(ping.withDuration(params(), 10)).toEqual({ count: 50, interval: 0.2, size: 56 });
+    expect(ping.withDuration(params({ interval: 0.01, size: 100 }), 3)).toEqual({ count: 300, interval: 0.01, size: 100 });
+    expect(ping.withDuration(params({ interval: 1 }), 0.2).count).toBe(1);
+    expect(() => ping.withDuration(params(), -1)).toThrow(RangeError);
+  });
+
+  it("versions", () => {
+    expect(ping.versionCommand).toBe("ping -V");
+    expect(ping.parseVersion(fx("version.txt"))).toBe("20221126");
+    expect(parsePingVersion("ping utility, iputils-s20161105")).toBe("s20161105");
+    expect(parsePingVersion("ping: invalid option -- 'V'")).toBeUndefined();
+  });
+});
+
+describe("ping captures (iputils 20221126)", () => {
+  it("normal run: 20 samples in µs, summary in µs", () => {
+    const r = ping.parse(output("normal"), params());
+    expect(r.metric).toBe("rtt");
+    expect(r.unit).toBe("us");
+    expect(r.samples).toHaveLength(20);
+    expect(r.samples.slice(0, 3)).toEqual([115, 33, 32]); // time=0.115 / 0.033 / 0.032 ms
+    expect(r.samples.at(-1)).toBe(33);
+    expect(r.reported).toMatchObject({
+      count: 20,
+      transmitted: 20,
+      received: 20,
+      lossPercent: 0,
+      duplicates: 0,
+      errors: 0,
+      min: 31,
+      mean: 39,
+      max: 115,
+      stddev: 17,
+      mdev: 17,
+      totalTimeMs: 3875,
+    });
+    expect(r.reported?.pipe).toBeUndefined();
+    expect(r.warnings).toEqual([]);
+    expect(Math.min(...r.samples)).toBe(r.reported?.min);
+    expect(Math.max(...r.samples)).toBe(r.reported?.max);
+  });
+
+  it("partial loss: a warning and a normal result", () => {
+    const r = ping.parse(output("partial-loss"), params());
+    expect(r.samples).toHaveLength(15);
+    expect(r.reported).toMatchObject({ transmitted: 20, received: 15, lossPercent: 25, min: 34, mean: 38, max: 44 });
+    expect(r.warnings).toEqual(["packet loss: 5 of 20 probes unanswered (25%)"]);
+  });
+
+  it("fractional loss percent (2.5%)", () => {
+    const r = ping.parse(output("loss-2.5pct"), params({ count: 40, interval: 0.05 }));
+    expect(r.samples).toHaveLength(39);
+    expect(r.reported?.lossPercent).toBe(2.5);
+    expect(r.warnings[0]).toContain("(2.5%)");
+  });
+
+  it("+N errors from ICMP unreachables", () => {
+    const r = ping.parse(output("errors"), params({ count: 9 }));
+    expect(r.samples).toEqual([29, 38, 37, 41, 34, 36]);
+    expect(r.reported).toMatchObject({ transmitted: 9, received: 6, errors: 3, lossPercent: 33.3333 });
+    expect(r.warnings).toContain("+3 errors: Destination Host Unreachable (from 127.0.0.1) ×3");
+  });
+
+  it("+N duplicates: DUP! replies are left out of the samples", () => {
+    const r = ping.parse(output("duplicates"), params({ count: 5 }));
+    expect(r.samples).toEqual([69, 41, 47, 50, 48]);
+    expect(r.reported).toMatchObject({ received: 5, duplicates: 4, lossPercent: 0, max: 70 });
+    expect(r.warnings).toEqual(["4 duplicate replies (DUP!), left out of the samples"]);
+    const replies = parsePingReplies(fx("duplicates.stdout"));
+    expect(replies.filter((x) => x.duplicate).map((x) => x.seq)).toEqual([1, 2, 3, 4]);
+  });
+
+  it("summary line followed by ', ipg/ewma' and a stderr warning", () => {
+    const r = ping.parse(output("interval-garbage-flood"), params());
+    expect(r.samples).toEqual([26, 8, 6]);
+    expect(r.reported).toMatchObject({ min: 6, mean: 13, max: 26, stddev: 9, ipgUs: 49, ewmaUs: 21 });
+    expect(r.warnings).toContain("ping: option argument contains garbage: abc");
+  });
+});
+
+describe("ping errors", () => {
+  it("100% loss", () => {
+    const e = parseError(() => ping.parse(output("total-loss", 1), params({ count: 5 })));
+    expect(e.tool).toBe("ping");
+    expect(e.message).toBe("ping: no reply: 100% packet loss (5 sent)");
+  });
+
+  it("100% loss with local errors carries ping's message", () => {
+    const e = parseError(() => ping.parse(output("message-too-long", 1), params()));
+    expect(e.message).toContain("no reply: 100% packet loss");
+    expect(e.message).toContain("+3 errors");
+    expect(e.message).toContain("local error: message too long, mtu=65535");
+  });
+
+  it("network unreachable", () => {
+    const e = parseError(() => ping.parse(output("network-unreachable", 2), params()));
+    expect(e.message).toBe("ping: connect: Network is unreachable");
+  });
+
+  it("unknown host", () => {
+    const e = parseError(() => ping.parse(output("unknown-host", 2), params()));
+    expect(e.message).toBe("ping: no-such-host.invalid: Temporary failure in name resolution");
+  });
+
+  it("replies without time= (payload under 16 bytes)", () => {
+    const e = parseError(() => ping.parse(output("small-payload"), params()));
+    expect(e.message).toContain("no time=");
+  });
+
+  it("empty output", () => {
+    const e = parseError(() => parsePing({ stdout: "", stderr: "" }));
+    expect(e.message).toContain("no ping statistics");
+  });
+});
+
+describe("ping older formats (public output)", () => {
+  it("icmp_req= and whole-millisecond times", () => {
+    const r = parsePing({ stdout: fx("public-icmp-req-loss.stdout") });
+    expect(r.samples).toEqual([46_500, 796_000, 332_000]);
+    expect(r.reported).toMatchObject({ transmitted: 4, received: 3, lossPercent: 25, min: 46_504, mean: 391_904, max: 796_498, stddev: 309_031 });
+    expect(r.warnings).toEqual(["packet loss: 1 of 4 probes unanswered (25%)"]);
+  });
+
+  it("', pipe N' after the rtt line", () => {
+    const r = parsePing({ stdout: fx("public-icmp-req-pipe.stdout") });
+    expect(r.samples).toEqual([1_283_000, 284_000, 54_100, 538_000]);
+    expect(r.reported).toMatchObject({ pipe: 2, max: 1_283_876 });
+  });
+
+  it("a ^C glued to a reply line, host names in the header", () => {
+    const r = parsePing({ stdout: fx("public-ctrl-c-pipe.stdout") });
+    expect(r.samples).toEqual([1_138_000, 1_525_000]);
+    expect(r.reported).toMatchObject({ pipe: 2, mean: 1_332_165 });
+  });
+
+  it("time<1 ms is kept at the bound with a warning", () => {
+    const text = [
+      "64 bytes from 10.0.0.1: icmp_seq=1 ttl=64 time<1 ms",
+      "64 bytes from 10.0.0.1: icmp_seq=2 ttl=64 time=0.9 ms",
+      "2 packets transmitted, 2 received, 0% packet loss, time 1001ms",
+    ].join("\n");
+    const r = parsePing({ stdout: text });
+    expect(r.samples).toEqual([1000, 900]);
+    expect(r.warnings.join("\n")).toContain("time<N ms");
+  });
+});
