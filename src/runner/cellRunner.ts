@@ -20,6 +20,18 @@ export interface CellContext {
   signal?: AbortSignal;
 }
 
+/** The fields of a measurement that come straight from its cell. */
+export function cellFields(cell: Cell) {
+  const { id, variant, deployment, tool, params, from, to, path, pathKind, replica, repetition } = cell;
+  return { cell: id, variant, deployment, tool, params, from, to, path, pathKind, replica, repetition };
+}
+
+/** A cell that never produced output (not reached, server failed, host unreachable). */
+export function failedCell(cell: Cell, error: string): { measurement: Measurement; samples: number[] } {
+  const now = new Date().toISOString();
+  return { measurement: { ...cellFields(cell), status: "failed", error, startedAt: now, finishedAt: now, warnings: [], raw: [] }, samples: [] };
+}
+
 /** A file-system-safe name for a cell's raw-output folder. */
 export const cellSlug = (cellId: string) => cellId.replace(/[^A-Za-z0-9._=-]+/g, "_");
 
@@ -39,20 +51,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
     writeFileSync(join(rawDir, name), text);
     raw.push(join("raw", slug, name));
   };
-  const base = {
-    cell: cell.id,
-    variant: cell.variant,
-    deployment: cell.deployment,
-    tool: cell.tool,
-    params: cell.params,
-    from: cell.from,
-    to: cell.to,
-    path: cell.path,
-    pathKind: cell.pathKind,
-    replica: cell.replica,
-    repetition: cell.repetition,
-    startedAt,
-  };
+  const base = { ...cellFields(cell), startedAt };
   const fail = (error: string, warnings: string[] = []) => ({
     measurement: { ...base, status: "failed" as const, error, finishedAt: new Date().toISOString(), warnings, raw },
     samples: [],

@@ -10,7 +10,7 @@ import type { Results, ShapingStatus, TeardownReport } from "../results/schema.t
 import { writeResults } from "../results/writeResults.ts";
 import type { Environment, HostEndpoint, Target } from "../targets/target.ts";
 import { findTool } from "../tools/registry.ts";
-import { BASE_PORT, runCell } from "./cellRunner.ts";
+import { BASE_PORT, failedCell, runCell } from "./cellRunner.ts";
 import type { Progress } from "./progress.ts";
 import { startServer, stopServer, type RunningServer } from "./servers.ts";
 import { connectHost, execWithTimeout } from "./ssh.ts";
@@ -62,7 +62,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
         // One deployment that cannot be reached fails its own cells, not the others'.
         const done = new Set(sampled.map((s) => s.measurement.cell));
         for (const c of cells.filter((c) => !done.has(c.id))) {
-          const failed = notRunMeasurement(c, (error as Error).message);
+          const failed = failedCell(c, (error as Error).message);
           sampled.push(failed);
           progress.cellFinished(cellLabel(c), "failed", failed.measurement.error);
         }
@@ -86,7 +86,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   const done = new Set(sampled.map((s) => s.measurement.cell));
   const notRun = plan.cells.filter((c) => !done.has(c.id));
   const reason = signal.aborted ? "interrupted before this cell ran" : runError ? `not run: ${runError}` : "not run";
-  for (const c of notRun) sampled.push(notRunMeasurement(c, reason));
+  for (const c of notRun) sampled.push(failedCell(c, reason));
 
   const ok = sampled.filter((s) => s.measurement.status === "ok").length;
   const results: Results = {
@@ -158,7 +158,7 @@ async function runDeployment(
         }
         result = await runCell({ cell, client: { endpoint: client, ssh: clientSsh }, server: { endpoint: server, ssh: serverSsh }, runDir: options.runDir, signal });
       } catch (error) {
-        result = notRunMeasurement(cell, (error as Error).message);
+        result = failedCell(cell, (error as Error).message);
       }
       sampled.push(result);
       progress.cellFinished(label, result.measurement.status, result.measurement.error);
@@ -168,30 +168,4 @@ async function runDeployment(
     for (const { ssh, server } of servers) await stopServer(ssh, server).catch(() => undefined);
     connections.forEach((c) => c.dispose());
   }
-}
-
-function notRunMeasurement(cell: Cell, error: string): SampledMeasurement {
-  const now = new Date().toISOString();
-  return {
-    measurement: {
-      cell: cell.id,
-      variant: cell.variant,
-      deployment: cell.deployment,
-      tool: cell.tool,
-      params: cell.params,
-      from: cell.from,
-      to: cell.to,
-      path: cell.path,
-      pathKind: cell.pathKind,
-      replica: cell.replica,
-      repetition: cell.repetition,
-      status: "failed",
-      error,
-      startedAt: now,
-      finishedAt: now,
-      warnings: [],
-      raw: [],
-    },
-    samples: [],
-  };
 }

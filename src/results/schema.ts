@@ -1,0 +1,120 @@
+import { z } from "zod";
+import { ResolvedHostSchema } from "../dsl/placement.ts";
+import { AxisValueSchema, NetworkPathSchema, PathKindSchema } from "../plan/types.ts";
+import { SummarySchema } from "./summary.ts";
+
+export const SCHEMA_VERSION = 1;
+
+/** What latency/bandwidth emulation the target really applied: never claimed, only observed. */
+export const ShapingStatusSchema = z.object({
+  latency: z.enum(["applied", "unavailable", "not-applicable"]),
+  bandwidth: z.enum(["applied", "unavailable", "not-applicable"]),
+  /** One human sentence, e.g. "shaping: unavailable — kernel has no netem". */
+  note: z.string(),
+  /** The latency model used (or that would have been used), with its sources. */
+  model: z
+    .array(
+      z.object({
+        pathKind: PathKindSchema,
+        accelnet: z.boolean(),
+        rttUs: z.number(),
+        source: z.string(),
+      }),
+    )
+    .optional(),
+});
+export type ShapingStatus = z.infer<typeof ShapingStatusSchema>;
+
+export const TeardownReportSchema = z.object({
+  status: z.enum(["ok", "failed", "not-started"]),
+  errors: z.array(z.string()),
+  /** Things removed (namespaces, links, processes, folders), for the record. */
+  removed: z.array(z.string()),
+});
+export type TeardownReport = z.infer<typeof TeardownReportSchema>;
+
+const ActualValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+export const HostRecordSchema = ResolvedHostSchema.extend({
+  deployment: z.string(),
+  /** What the target reports the host really got (path kind, bandwidth cap, zone…). */
+  actual: z.record(z.string(), ActualValue),
+  /** Differences between what was asked and what was got; empty when none. */
+  mismatches: z.array(z.string()),
+});
+export type HostRecord = z.infer<typeof HostRecordSchema>;
+
+export const MeasurementSchema = z.object({
+  cell: z.string(),
+  variant: z.string(),
+  deployment: z.string(),
+  tool: z.string(),
+  params: z.record(z.string(), z.unknown()),
+  from: z.string(),
+  to: z.string(),
+  path: NetworkPathSchema,
+  pathKind: PathKindSchema,
+  replica: z.number().int().nonnegative(),
+  repetition: z.number().int().nonnegative(),
+  status: z.enum(["ok", "failed"]),
+  error: z.string().optional(),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  summary: SummarySchema.optional(),
+  /** The tool's own summary, normalised to the same unit. */
+  reported: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
+  warnings: z.array(z.string()),
+  /** Raw outputs kept under the run folder, relative to results.json. */
+  raw: z.array(z.string()),
+  /** Samples file (one value a line, normalised unit), relative to results.json. */
+  samplesFile: z.string().optional(),
+});
+export type Measurement = z.infer<typeof MeasurementSchema>;
+
+export const ComparisonSchema = z.object({
+  variant: z.string(),
+  baseline: z.string(),
+  tool: z.string(),
+  metric: z.string(),
+  unit: z.string(),
+  variantSummary: SummarySchema,
+  baselineSummary: SummarySchema,
+  ratioMean: z.number(),
+  pctChangeMean: z.number(),
+  ratioP50: z.number(),
+  ratioP99: z.number(),
+  diffMean: z.object({ estimate: z.number(), ci95: z.tuple([z.number(), z.number()]) }).optional(),
+  mannWhitney: z.object({ u: z.number(), p: z.number() }).optional(),
+});
+export type Comparison = z.infer<typeof ComparisonSchema>;
+
+export const ResultsSchema = z.object({
+  schemaVersion: z.literal(SCHEMA_VERSION),
+  runId: z.string(),
+  experiment: z.object({ name: z.string(), description: z.string(), source: z.string() }),
+  target: z.string(),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  status: z.enum(["complete", "partial", "failed", "interrupted"]),
+  error: z.string().optional(),
+  environment: z.object({
+    latlabVersion: z.string(),
+    node: z.string(),
+    kernel: z.string(),
+    toolVersions: z.record(z.string(), z.string()),
+    shaping: ShapingStatusSchema,
+    facts: z.record(z.string(), z.string()),
+  }),
+  baseline: z.string(),
+  variants: z.array(
+    z.object({
+      id: z.string(),
+      axes: z.record(z.string(), AxisValueSchema),
+      hosts: z.array(HostRecordSchema),
+    }),
+  ),
+  measurements: z.array(MeasurementSchema),
+  comparisons: z.array(ComparisonSchema),
+  teardown: TeardownReportSchema,
+});
+export type Results = z.infer<typeof ResultsSchema>;

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { compareVariants, type SampledMeasurement } from "../../../src/results/comparisons.ts";
+import { hostRecords } from "../../../src/results/hostRecords.ts";
+import { buildPlan } from "../../../src/plan/buildPlan.ts";
+import type { Cell } from "../../../src/plan/types.ts";
+import ppgVsZone from "../../../experiments/ppg-vs-zone.ts";
+
+const plan = buildPlan(ppgVsZone);
+
+function sampled(cell: Cell, samples: number[], status: "ok" | "failed" = "ok"): SampledMeasurement {
+  const mean = samples.reduce((a, b) => a + b, 0) / (samples.length || 1);
+  return {
+    measurement: {
+      cell: cell.id, variant: cell.variant, deployment: cell.deployment, tool: cell.tool, params: cell.params,
+      from: cell.from, to: cell.to, path: cell.path, pathKind: cell.pathKind, replica: 0, repetition: 0, status,
+      startedAt: "", finishedAt: "", warnings: [], raw: [],
+      ...(status === "ok" ? { summary: { metric: "rtt", unit: "us", count: samples.length, mean, p50: mean, p90: mean, p99: mean, p999: mean, min: mean, max: mean, stddev: 0 } } : {}),
+    },
+    samples,
+  };
+}
+
+describe("compareVariants", () => {
+  const [sockA, pingA, sockB, pingB] = plan.cells;
+  it("compares each variant with the baseline per measure", () => {
+    const base = Array.from({ length: 200 }, (_, i) => 100 + (i % 10));
+    const faster = base.map((v) => v * 0.5);
+    const out = compareVariants(plan.baseline, plan.variants.map((v) => v.id), [sampled(sockA!, base), sampled(sockB!, faster), sampled(pingA!, base), sampled(pingB!, base)], plan.cells);
+    expect(out.map((c) => [c.variant, c.tool])).toEqual([["ppg=true", "sockperf"], ["ppg=true", "ping"]]);
+    expect(out[0]!.ratioMean).toBeCloseTo(0.5, 10);
+    expect(out[0]!.pctChangeMean).toBeCloseTo(-50, 10);
+    expect(out[0]!.diffMean!.ci95[1]).toBeLessThan(0);
+    expect(out[1]!.ratioMean).toBe(1);
+  });
+
+  it("skips a measure whose variant failed, instead of comparing with nothing", () => {
+    const out = compareVariants(plan.baseline, plan.variants.map((v) => v.id), [sampled(sockA!, [1, 2, 3]), sampled(sockB!, [], "failed")], plan.cells);
+    expect(out).toEqual([]);
+  });
+});
+
+describe("hostRecords", () => {
+  it("flags what a host got that differs from what was asked", () => {
+    const endpoint = (role: string, actual: Record<string, string | number | boolean | null>) => ({
+      deployment: "ppg=true", role, ssh: { host: "x", port: 22, username: "root", privateKey: "" }, hostKey: "", privateAddress: "", workDir: "", actual,
+    });
+    const records = hostRecords(plan, "ppg=true", [endpoint("client", { zone: "2", bandwidthCapMbit: 12500 }), endpoint("server", { zone: "1" })]);
+    expect(records.find((r) => r.role === "client")!.mismatches).toEqual(['zone: asked "1", got "2"']);
+    expect(records.find((r) => r.role === "server")!.mismatches).toEqual([]);
+  });
+});
