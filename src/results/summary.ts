@@ -1,10 +1,13 @@
 import { z } from "zod";
 
-/** The metrics latlab reports. Latency is always a round-trip time in microseconds. */
-export const MetricSchema = z.enum(["rtt", "throughput"]);
+/**
+ * The metrics latlab reports. Latency is always a round-trip time in microseconds, throughput
+ * is goodput in Mbit/s, hops is the number of routed hops on a path.
+ */
+export const MetricSchema = z.enum(["rtt", "throughput", "hops"]);
 export type Metric = z.infer<typeof MetricSchema>;
 
-export const UnitSchema = z.enum(["us", "Mbit/s"]);
+export const UnitSchema = z.enum(["us", "Mbit/s", "hops"]);
 export type Unit = z.infer<typeof UnitSchema>;
 
 /** Distribution summary of one measurement (or of several merged). */

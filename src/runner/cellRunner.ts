@@ -7,6 +7,7 @@ import { summarize } from "../results/summarize.ts";
 import type { HostEndpoint } from "../targets/target.ts";
 import { findTool } from "../tools/registry.ts";
 import type { ClientOutput, ToolModule } from "../tools/types.ts";
+import { followDetached } from "./detachedClient.ts";
 import { execWithTimeout, shellQuote } from "./ssh.ts";
 
 /** First port a measure's server listens on; measure i uses BASE_PORT + i. */
@@ -14,10 +15,13 @@ export const BASE_PORT = 11_000;
 
 export interface CellContext {
   cell: Cell;
-  client: { endpoint: HostEndpoint; ssh: NodeSSH };
+  client: { endpoint: HostEndpoint; ssh: NodeSSH; assetsDir: string };
   server: { endpoint: HostEndpoint; ssh: NodeSSH };
   runDir: string;
   signal?: AbortSignal;
+  /** A new client connection after one dropped (detached clients keep collecting). */
+  reconnectClient?: () => Promise<NodeSSH>;
+  log?: (message: string) => void;
 }
 
 /** The fields of a measurement that come straight from its cell. */
@@ -47,6 +51,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
   const rawDir = join(ctx.runDir, "raw", slug);
   mkdirSync(rawDir, { recursive: true });
   const raw: string[] = [];
+  const warnings: string[] = [];
   const keep = (name: string, text: string) => {
     writeFileSync(join(rawDir, name), text);
     raw.push(join("raw", slug, name));
@@ -60,17 +65,47 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
   const targetAddress = cell.path === "public" ? ctx.server.endpoint.publicAddress : ctx.server.endpoint.privateAddress;
   if (!targetAddress) return fail(`${cell.to} has no ${cell.path} address on this target`);
   const workDir = join(ctx.client.endpoint.workDir, slug);
-  const spec = tool.client({ targetAddress, port: BASE_PORT + cell.measure, workDir }, cell.params);
+  const spec = tool.client({ targetAddress, port: BASE_PORT + cell.measure, workDir, assetsDir: ctx.client.assetsDir }, cell.params);
   keep("command.txt", `${spec.command}\n`);
   try {
     const mk = await execWithTimeout(ctx.client.ssh, `mkdir -p ${shellQuote(workDir)}`, 10, ctx.signal);
     if (mk.exitCode !== 0) return fail(`${cell.from}: cannot create ${workDir}: ${mk.stderr.trim()}`);
-    const run = await execWithTimeout(ctx.client.ssh, spec.command, spec.timeoutSeconds, ctx.signal);
-    keep("stdout.txt", run.stdout);
-    keep("stderr.txt", run.stderr);
-    if (run.timedOut) return fail(`${cell.tool} on ${cell.from} timed out after ${spec.timeoutSeconds} s`);
     const files: Record<string, string> = {};
+    let run;
+    if (spec.detached) {
+      const start = await execWithTimeout(ctx.client.ssh, spec.command, 30, ctx.signal);
+      keep("stdout.txt", start.stdout);
+      keep("stderr.txt", start.stderr);
+      if (start.exitCode !== 0) return fail(`${cell.tool} on ${cell.from} did not start: ${(start.stderr || start.stdout).trim()}`);
+      const localName = spec.detached.outputFile.split("/").pop()!;
+      let client = ctx.client.ssh;
+      const followed = await followDetached({
+        spec: spec.detached,
+        localFile: join(rawDir, localName),
+        deadline: Date.now() + spec.timeoutSeconds * 1000,
+        getSsh: () => client,
+        reconnect: async () => {
+          if (!ctx.reconnectClient) throw new Error("connection lost and no way to reconnect");
+          client = await ctx.reconnectClient();
+          return client;
+        },
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+        log: (m) => ctx.log?.(`${cell.id}: ${m}`),
+      });
+      raw.push(join("raw", slug, localName));
+      files[spec.detached.outputFile] = followed.content;
+      run = { stdout: start.stdout, stderr: start.stderr, exitCode: 0 };
+      if (followed.ended !== "exited") warnings.push(`collection ended by ${followed.ended}; every record written until then is kept`);
+      if (followed.reconnects) warnings.push(`SSH reconnected ${followed.reconnects} time(s) while collecting; no record lost`);
+    } else {
+      const done = await execWithTimeout(ctx.client.ssh, spec.command, spec.timeoutSeconds, ctx.signal);
+      keep("stdout.txt", done.stdout);
+      keep("stderr.txt", done.stderr);
+      if (done.timedOut) return fail(`${cell.tool} on ${cell.from} timed out after ${spec.timeoutSeconds} s`);
+      run = done;
+    }
     for (const file of spec.files) {
+      if (file in files) continue;
       const got = await execWithTimeout(ctx.client.ssh, `cat ${shellQuote(file)}`, 60, ctx.signal);
       if (got.exitCode === 0) {
         files[file] = got.stdout;
@@ -96,7 +131,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
         finishedAt: new Date().toISOString(),
         ...(summary ? { summary } : {}),
         ...(reported ? { reported } : {}),
-        warnings: result.warnings,
+        warnings: [...warnings, ...result.warnings],
         raw,
         ...(samplesFile ? { samplesFile } : {}),
       },

@@ -13,6 +13,7 @@ import { findTool } from "../tools/registry.ts";
 import { BASE_PORT, failedCell, runCell } from "./cellRunner.ts";
 import type { Progress } from "./progress.ts";
 import { startServer, stopServer, type RunningServer } from "./servers.ts";
+import { ensureAssets } from "./assets.ts";
 import { connectHost, execWithTimeout } from "./ssh.ts";
 import { LATLAB_VERSION } from "../version.ts";
 
@@ -135,6 +136,7 @@ async function runDeployment(
       hosts.map(async (h) => connections.set(h.role, await connectHost(h, { signal, log: (m) => progress.log(m) }))),
     );
     const started = new Map<string, RunningServer | undefined>();
+    const shipped = new Set<string>();
     for (const cell of cells) {
       if (signal.aborted) return;
       const label = cellLabel(cell);
@@ -150,13 +152,28 @@ async function runDeployment(
           const v = await execWithTimeout(clientSsh, tool.versionCommand, 10, signal);
           toolVersions[tool.name] = tool.parseVersion(`${v.stdout}\n${v.stderr}`) ?? "unknown";
         }
+        const clientAssets = await ensureAssets(clientSsh, client, tool, shipped);
+        const serverAssets = await ensureAssets(serverSsh, server, tool, shipped);
         const key = `${cell.to}/${cell.measure}`;
         if (!started.has(key)) {
-          const s = await startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, signal);
+          const s = await startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal);
           started.set(key, s);
           if (s) servers.push({ ssh: serverSsh, server: s });
         }
-        result = await runCell({ cell, client: { endpoint: client, ssh: clientSsh }, server: { endpoint: server, ssh: serverSsh }, runDir: options.runDir, signal });
+        result = await runCell({
+          cell,
+          client: { endpoint: client, ssh: clientSsh, assetsDir: clientAssets },
+          server: { endpoint: server, ssh: serverSsh },
+          runDir: options.runDir,
+          signal,
+          reconnectClient: async () => {
+            connections.get(cell.from)?.dispose();
+            const fresh = await connectHost(client, { signal, log: (m) => progress.log(m) });
+            connections.set(cell.from, fresh);
+            return fresh;
+          },
+          log: (m) => progress.log(m),
+        });
       } catch (error) {
         result = failedCell(cell, (error as Error).message);
       }

@@ -21,10 +21,11 @@ export async function startServer(
   tool: ToolModule,
   params: unknown,
   port: number,
+  assetsDir: string,
   signal?: AbortSignal,
 ): Promise<RunningServer | undefined> {
   const workDir = `${endpoint.workDir}/servers`;
-  const spec = tool.server({ bindAddress: "0.0.0.0", port, workDir }, params);
+  const spec = tool.server({ bindAddress: "0.0.0.0", port, workDir, assetsDir }, params);
   if (!spec) return undefined;
   const log = `${workDir}/${tool.name}-${spec.port}.log`;
   const start = `mkdir -p ${shellQuote(workDir)} && cd ${shellQuote(workDir)} && (setsid sh -c ${shellQuote(`exec ${spec.command}`)} > ${shellQuote(log)} 2>&1 < /dev/null & echo $!)`;

@@ -14,6 +14,11 @@ export interface ToolModule<P = any> {
   readonly params: z.ZodType<P>;
   /** Executables that must exist on every host that runs this tool. */
   readonly binaries: readonly string[];
+  /**
+   * Files latlab ships to the hosts for this tool (name → content), e.g. a small script. The
+   * runner writes them into `assetsDir` (see the contexts) before the tool's first use.
+   */
+  readonly assets?: Readonly<Record<string, string>>;
   /** Shell command printing the tool's version; its output goes to parseVersion. */
   readonly versionCommand: string;
   parseVersion(output: string): string | undefined;
@@ -31,11 +36,13 @@ export interface ToolModule<P = any> {
 }
 
 export interface ServerContext {
-  /** Address the server binds to (the server host's data-plane address). */
+  /** Address the server binds to (0.0.0.0: the private and the public path both reach it). */
   bindAddress: string;
   port: number;
   /** Scratch directory on the host for this server's files. */
   workDir: string;
+  /** Where this tool's assets were written on the host. */
+  assetsDir: string;
 }
 
 export interface ServerSpec {
@@ -51,14 +58,24 @@ export interface ClientContext {
   port: number;
   /** Scratch directory on the client host; files named in ClientSpec.files live here. */
   workDir: string;
+  /** Where this tool's assets were written on the host. */
+  assetsDir: string;
 }
 
 export interface ClientSpec {
   command: string;
-  /** Hard limit for the command; past it the cell fails with a timeout. */
+  /** Hard limit for the command (for a detached client: for the whole collection). */
   timeoutSeconds: number;
   /** Files (absolute paths on the client host) the runner downloads after the run. */
   files: string[];
+  /**
+   * For long runs (hours): `command` starts the client in the background and returns at once;
+   * the client appends its records to `outputFile` as it goes and writes its pid to `pidFile`.
+   * The runner copies new bytes of `outputFile` every `pollSeconds` until the process exits or
+   * `timeoutSeconds` pass (then it stops the client), reconnecting if SSH drops, so nothing
+   * already written is lost. parse() sees the whole file in `files[outputFile]`.
+   */
+  detached?: { pidFile: string; outputFile: string; pollSeconds: number };
 }
 
 export interface ClientOutput {

@@ -52,10 +52,10 @@ describe("ping params", () => {
 });
 
 describe("ping commands", () => {
-  const ctx = { targetAddress: "198.18.0.2", port: 0, workDir: "/tmp/ll" };
+  const ctx = { targetAddress: "198.18.0.2", port: 0, workDir: "/tmp/ll", assetsDir: "/tmp/assets" };
 
   it("needs no server", () => {
-    expect(ping.server({ bindAddress: "198.18.0.2", port: 1, workDir: "/tmp" }, params())).toBeUndefined();
+    expect(ping.server({ bindAddress: "198.18.0.2", port: 1, workDir: "/tmp", assetsDir: "/tmp/assets" }, params())).toBeUndefined();
   });
 
   it("builds the client command", () => {

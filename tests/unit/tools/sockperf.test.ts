@@ -84,8 +84,8 @@ describe("sockperf commands", () => {
     expect(asModule.binaries).toEqual(["sockperf"]);
   });
 
-  const sctx = { bindAddress: "198.18.0.2", port: 11111, workDir: "/tmp/ll" };
-  const cctx = { targetAddress: "198.18.0.2", port: 11111, workDir: "/tmp/ll" };
+  const sctx = { bindAddress: "198.18.0.2", port: 11111, workDir: "/tmp/ll", assetsDir: "/tmp/assets" };
+  const cctx = { targetAddress: "198.18.0.2", port: 11111, workDir: "/tmp/ll", assetsDir: "/tmp/assets" };
 
   it("builds the TCP server and client", () => {
     const p = defaults();
@@ -113,7 +113,7 @@ describe("sockperf commands", () => {
   });
 
   it("quotes a work dir with spaces but keys the file by the plain path", () => {
-    const c = sockperf.client({ ...cctx, workDir: "/tmp/my dir/" }, defaults());
+    const c = sockperf.client({ ...cctx, workDir: "/tmp/my dir/", assetsDir: "/tmp/assets" }, defaults());
     expect(c.command.endsWith("--full-log '/tmp/my dir/sockperf-11111.csv'")).toBe(true);
     expect(c.files).toEqual(["/tmp/my dir/sockperf-11111.csv"]);
   });
