@@ -1,5 +1,9 @@
+import { iperf3 } from "./iperf3/index.ts";
 import { ping } from "./ping/index.ts";
+import { qperf } from "./qperf/index.ts";
 import { sockperf } from "./sockperf/index.ts";
+import { tcpEcho } from "./tcpEcho/index.ts";
+import { traceroute } from "./traceroute/index.ts";
 import type { ToolModule } from "./types.ts";
 
 /**
@@ -9,6 +13,10 @@ import type { ToolModule } from "./types.ts";
 export const tools = {
   sockperf,
   ping,
+  qperf,
+  iperf3,
+  "tcp-echo": tcpEcho,
+  traceroute,
 } as const satisfies Record<string, ToolModule>;
 
 export type ToolName = keyof typeof tools;

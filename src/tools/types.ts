@@ -12,6 +12,11 @@ export interface ToolModule<P = any> {
   readonly description: string;
   /** zod schema of the tool's parameters, with defaults; validated at definition time. */
   readonly params: z.ZodType<P>;
+  /**
+   * Run every pair of one measure at the same time instead of one after another: for
+   * long-lived probes whose point is to watch the same hours from several places.
+   */
+  readonly pairsInParallel?: boolean;
   /** Executables that must exist on every host that runs this tool. */
   readonly binaries: readonly string[];
   /**
@@ -31,6 +36,11 @@ export interface ToolModule<P = any> {
   measurementSeconds(params: P): number;
   /** Seconds one client run is expected to take, overhead included: plan estimates and timeouts. */
   estimateSeconds(params: P): number;
+  /**
+   * Lines worth printing under the results table for one measurement (connection breaks,
+   * the window the kernel granted…), from what parse() reported. Optional.
+   */
+  describe?(reported: Readonly<Record<string, number | string>>, samples: readonly number[], warnings: readonly string[]): string[];
   /** The same parameters, changed so that one run takes about `seconds`. */
   withDuration(params: P, seconds: number): P;
 }

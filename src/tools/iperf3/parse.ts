@@ -1,0 +1,336 @@
+/**
+ * Pure parsers for iperf3 `--json` client output and `iperf3 --version`.
+ *
+ * Layout (3.x; see tests/fixtures/iperf3/README.md for captured files):
+ *  - start: version, system_info, sock_bufsize (the -w asked for, bytes, 0 = none),
+ *    sndbuf_actual / rcvbuf_actual (what the kernel granted the client's sockets; Linux
+ *    reports twice the value set, capped at 2 × net.core.wmem_max / rmem_max),
+ *    test_start {protocol, num_streams, omit, duration, reverse, …}, target_bitrate.
+ *  - intervals[]: {streams[], sum}; sum.bits_per_second per interval, sum.omitted for the -O
+ *    warm-up (after it the clock restarts at 0), sum.sender = whether the client sent.
+ *  - end: sum_sent / sum_received (TCP; UDP too since 3.2x), streams[].sender.{mean_rtt,
+ *    min_rtt, max_rtt} in µs (0 when unknown: reverse mode, macOS), sum (UDP: jitter_ms,
+ *    lost_packets, lost_percent), cpu_utilization_percent.
+ *  - error: a string when the test failed. Present even when intervals exist (server killed
+ *    mid-test). iperf3 3.12 exits 0 in that case.
+ *
+ * Parameter errors (`-P 129`) are printed as text on stderr with the usage on stdout, no JSON.
+ */
+import { ToolOutputError, type ToolResult } from "../types.ts";
+
+const TOOL = "iperf3";
+
+export type Iperf3Reported = NonNullable<ToolResult["reported"]>;
+
+type Json = Record<string, unknown>;
+
+function obj(v: unknown): Json | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json) : undefined;
+}
+function arr(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+function num(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+}
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+/** bits/s → Mbit/s, float noise removed. */
+function mbps(bps: number): number {
+  return Number((bps / 1e6).toPrecision(12));
+}
+function round(v: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Math.round(v * f) / f;
+}
+
+/** `iperf3 --version` → "3.12" ("iperf 3.12 (cJSON 1.7.15)"); also the JSON's "iperf 3.16". */
+export function parseIperf3Version(output: string): string | undefined {
+  return output.match(/^\s*iperf\s+(3\.[0-9][^\s(]*)/m)?.[1];
+}
+
+/** "32M" → 33554432 (iperf3's -w suffixes are 1024-based: K, M, G). */
+export function iperf3WindowBytes(window: string): number | undefined {
+  const m = window.trim().match(/^(\d+(?:\.\d+)?)([kKmMgG]?)$/);
+  if (!m) return undefined;
+  const f = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as "" | "k" | "m" | "g"];
+  return Math.floor(Number(m[1]) * f);
+}
+
+function human(bytes: number): string {
+  if (bytes >= 1024 ** 2 && bytes % 1024 ** 2 === 0) return `${bytes / 1024 ** 2} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/**
+ * Finds the iperf3 JSON document in `text`. Throws ToolOutputError quoting the text when there
+ * is none (text output, a parameter error, a truncated file).
+ */
+export function extractIperf3Json(text: string, stderr = ""): Json {
+  const trimmed = text.trim();
+  const tryParse = (s: string): Json | undefined => {
+    try {
+      return obj(JSON.parse(s));
+    } catch {
+      return undefined;
+    }
+  };
+  let doc = trimmed ? tryParse(trimmed) : undefined;
+  if (!doc) {
+    // A capture with a prompt or a note around the JSON: take the outermost braces.
+    const a = trimmed.indexOf("{");
+    const b = trimmed.lastIndexOf("}");
+    if (a >= 0 && b > a) doc = tryParse(trimmed.slice(a, b + 1));
+  }
+  if (doc && ("start" in doc || "end" in doc || "intervals" in doc || "error" in doc)) return doc;
+
+  const all = `${trimmed}\n${stderr}`;
+  const err = all.match(/^iperf3:\s*((?:parameter )?error\b.*)$/m);
+  if (err) throw new ToolOutputError(TOOL, err[1]!.trim());
+  if (/^\s*\{\s*"event"\s*:/m.test(trimmed)) {
+    throw new ToolOutputError(TOOL, "this is --json-stream output (one event per line); latlab reads --json");
+  }
+  if (!trimmed) {
+    const e = stderr.trim();
+    throw new ToolOutputError(TOOL, e ? `no JSON on stdout; stderr: ${e.slice(0, 200)}` : "output is empty");
+  }
+  const start = trimmed.slice(0, 160).replace(/\s+/g, " ");
+  const hint = /\[\s*ID\]\s+Interval|Connecting to host/.test(trimmed) ? " (iperf3's text output: run it with --json)" : "";
+  throw new ToolOutputError(TOOL, `output is not iperf3 JSON${hint}: "${start}${trimmed.length > 160 ? "…" : ""}"`);
+}
+
+/** Extra words for iperf3 errors whose cause is not obvious. */
+function explainError(message: string): string {
+  if (/socket buffer size not set correctly/i.test(message)) {
+    return `${message} (iperf3 3.12 refuses a -w window the kernel will not grant in full: it is capped by net.core.wmem_max / rmem_max; raise them or ask for less)`;
+  }
+  if (/server is busy/i.test(message)) {
+    return `${message} (another client's test was running on this iperf3 server; it serves one at a time)`;
+  }
+  if (/unable to connect to server/i.test(message)) {
+    return `${message} (no iperf3 server reachable on that address and port)`;
+  }
+  return message;
+}
+
+export interface Iperf3Expect {
+  /** The -w asked for, as given ("32M"). */
+  window?: string;
+  protocol?: "tcp" | "udp";
+  reverse?: boolean;
+  bitrate?: string;
+  parallel?: number;
+}
+
+export interface ParseIperf3Input {
+  stdout: string;
+  stderr?: string;
+  exitCode?: number | null;
+}
+
+/**
+ * Parses one iperf3 --json client run. Samples are the per-interval rates of all streams
+ * together (`intervals[].sum.bits_per_second`, Mbit/s), omitted (-O) intervals left out.
+ * Throws ToolOutputError when iperf3 reports an error or the output is not its JSON.
+ */
+export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}): ToolResult {
+  const doc = extractIperf3Json(input.stdout, input.stderr ?? "");
+  const error = str(doc.error);
+  if (error !== undefined) throw new ToolOutputError(TOOL, explainError(error));
+
+  const warnings: string[] = [];
+  const start = obj(doc.start) ?? {};
+  const testStart = obj(start.test_start) ?? {};
+  const end = obj(doc.end) ?? {};
+  const protocol = (str(testStart.protocol) ?? (expect.protocol ?? "tcp")).toUpperCase();
+  const udp = protocol === "UDP";
+  const reverse = num(testStart.reverse) !== undefined ? num(testStart.reverse) !== 0 : (expect.reverse ?? false);
+
+  const r: Iperf3Reported = { protocol, reverse: reverse ? "yes" : "no" };
+  const version = parseIperf3Version(str(start.version) ?? "");
+  if (version) r.version = version;
+  const streams = num(testStart.num_streams) ?? (arr(end.streams).length || undefined);
+  if (streams !== undefined) r.streams = streams;
+  const omit = num(testStart.omit);
+  if (omit !== undefined) r.omitSeconds = omit;
+  const duration = num(testStart.duration);
+  if (duration !== undefined) r.durationSeconds = duration;
+
+  // --- samples: one per interval, all streams summed ------------------------------------------
+  const all = arr(doc.intervals).map((i) => obj(obj(i)?.sum)).filter((s): s is Json => s !== undefined);
+  const kept = all.filter((s) => s.omitted !== true);
+  const omitted = all.length - kept.length;
+  const lengths = kept.map((s) => num(s.seconds) ?? 0).sort((a, b) => a - b);
+  const median = lengths.length ? lengths[Math.floor(lengths.length / 2)]! : 0;
+  const samples: number[] = [];
+  let short = 0;
+  for (const s of kept) {
+    const bps = num(s.bits_per_second);
+    const secs = num(s.seconds);
+    if (bps === undefined) throw new ToolOutputError(TOOL, "an interval has no numeric sum.bits_per_second");
+    // A trailing partial interval (a few ms) is a noisy rate over nothing: leave it out.
+    if (secs !== undefined && median > 0 && secs < 0.25 * median) {
+      short++;
+      continue;
+    }
+    samples.push(mbps(bps));
+  }
+  if (omitted) r.omittedIntervals = omitted;
+  if (short) warnings.push(`left out ${short} interval(s) shorter than a quarter of the others (a partial last report)`);
+  const intervalsSenderSide = kept.some((s) => s.sender === true);
+
+  // --- end-of-test summary ---------------------------------------------------------------------
+  const sumSent = obj(end.sum_sent);
+  const sumReceived = obj(end.sum_received);
+  const sum = obj(end.sum);
+  const sentBps = num(sumSent?.bits_per_second);
+  let receivedBps = num(sumReceived?.bits_per_second);
+  if (sentBps !== undefined) r.senderMbps = mbps(sentBps);
+  if (receivedBps === undefined && udp && sum) {
+    // Old iperf3 (3.1–3.x) UDP: only end.sum, whose rate is the sender's; the receiver got
+    // that minus the lost share.
+    const bps = num(sum.bits_per_second);
+    const lost = num(sum.lost_percent);
+    if (bps !== undefined && lost !== undefined) {
+      receivedBps = bps * (1 - lost / 100);
+      warnings.push("no end.sum_received in this iperf3's UDP output; receiver goodput estimated as sum × (1 − lost_percent)");
+    }
+  }
+  if (receivedBps !== undefined) r.receiverMbps = mbps(receivedBps);
+
+  if (!udp) {
+    const retr = num(sumSent?.retransmits);
+    if (retr !== undefined) r.retransmits = retr;
+    Object.assign(r, rttFromStreams(arr(end.streams)));
+    const cc = str(end.sender_tcp_congestion);
+    if (cc) r.senderCongestion = cc;
+  } else {
+    // Receiver-side UDP statistics: end.sum (3.x), else sum_received.
+    const u = sum ?? sumReceived;
+    const jitter = num(u?.jitter_ms) ?? num(sumReceived?.jitter_ms);
+    const lostPackets = num(u?.lost_packets) ?? num(sumReceived?.lost_packets);
+    const lostPercent = num(u?.lost_percent) ?? num(sumReceived?.lost_percent);
+    const packets = num(u?.packets) ?? num(sumReceived?.packets);
+    if (jitter !== undefined) r.jitterMs = round(jitter, 6);
+    if (lostPackets !== undefined) r.lostPackets = lostPackets;
+    if (packets !== undefined) r.packets = packets;
+    if (lostPercent !== undefined) {
+      r.lostPercent = round(lostPercent, 4);
+      if (lostPercent > 0) {
+        warnings.push(`UDP: ${lostPackets ?? "?"} of ${packets ?? "?"} datagrams lost (${round(lostPercent, 2)}%)`);
+      }
+    }
+    const target = num(start.target_bitrate) ?? num(testStart.target_bitrate);
+    if (target !== undefined) r.targetMbps = mbps(target);
+    if (expect.bitrate === undefined && target === 1024 * 1024) {
+      warnings.push("UDP ran at iperf3's default target of 1 Mbit/s (no bitrate set): this measures the target, not the path");
+    }
+  }
+
+  const cpu = obj(end.cpu_utilization_percent);
+  const host = num(cpu?.host_total);
+  const remote = num(cpu?.remote_total);
+  if (host !== undefined) r.cpuHostPct = round(host, 2);
+  if (remote !== undefined) r.cpuRemotePct = round(remote, 2);
+
+  // --- socket buffers: asked for vs granted -----------------------------------------------------
+  const requested = num(start.sock_bufsize) || (expect.window ? iperf3WindowBytes(expect.window) : undefined);
+  const snd = num(start.sndbuf_actual);
+  const rcv = num(start.rcvbuf_actual);
+  if (snd !== undefined) r.sndbufActual = snd;
+  if (rcv !== undefined) r.rcvbufActual = rcv;
+  if (requested) {
+    r.requestedWindow = requested;
+    warnings.push(...windowWarnings(requested, snd, rcv, /linux/i.test(str(start.system_info) ?? "")));
+  }
+  if (expect.window && !num(start.sock_bufsize)) {
+    warnings.push(`asked for -w ${expect.window} but iperf3's JSON shows no socket buffer request (sock_bufsize = 0)`);
+  }
+
+  // --- sanity ----------------------------------------------------------------------------------
+  if (samples.length === 0) {
+    if (all.length > 0) throw new ToolOutputError(TOOL, `all ${all.length} intervals were omitted (-O) or partial: nothing measured`);
+    throw new ToolOutputError(TOOL, "iperf3 reported no intervals");
+  }
+  if (intervalsSenderSide && r.receiverMbps !== undefined && r.senderMbps !== undefined) {
+    const sent = r.senderMbps as number;
+    const got = r.receiverMbps as number;
+    if (sent > 0 && Math.abs(sent - got) / sent > 0.05) {
+      warnings.push(
+        `the per-interval samples are the sender's rate (${round(sent, 1)} Mbit/s overall) but the receiver got ${round(got, 1)} Mbit/s: use receiverMbps for goodput`,
+      );
+    }
+  }
+  if (expect.parallel !== undefined && streams !== undefined && streams !== expect.parallel) {
+    warnings.push(`iperf3 ran ${streams} stream(s), not the ${expect.parallel} asked for`);
+  }
+  if (input.exitCode !== undefined && input.exitCode !== null && input.exitCode !== 0) {
+    warnings.push(`iperf3 exited with code ${input.exitCode} although its JSON has results and no error`);
+  }
+
+  return { metric: "throughput", unit: "Mbit/s", samples, reported: r, warnings };
+}
+
+/**
+ * RTT of the sending streams (µs): mean_rtt of each stream weighted by the bytes it sent, so
+ * the figure is the RTT seen by the average byte; iperf3's per-stream mean_rtt is itself the
+ * mean of one kernel srtt reading per interval. Streams with mean_rtt 0 (not measured: reverse
+ * mode, where the server sends, or a kernel without TCP_INFO) are left out.
+ */
+export function rttFromStreams(streams: unknown[]): { meanRttUs?: number; minRttUs?: number; maxRttUs?: number } {
+  let weighted = 0;
+  let weight = 0;
+  let min: number | undefined;
+  let max: number | undefined;
+  for (const s of streams) {
+    const sender = obj(obj(s)?.sender);
+    const mean = num(sender?.mean_rtt);
+    if (!sender || mean === undefined || mean <= 0) continue;
+    const bytes = num(sender.bytes) ?? 0;
+    const w = bytes > 0 ? bytes : 1;
+    weighted += mean * w;
+    weight += w;
+    const lo = num(sender.min_rtt);
+    const hi = num(sender.max_rtt);
+    if (lo !== undefined && lo > 0) min = min === undefined ? lo : Math.min(min, lo);
+    if (hi !== undefined && hi > 0) max = max === undefined ? hi : Math.max(max, hi);
+  }
+  const out: { meanRttUs?: number; minRttUs?: number; maxRttUs?: number } = {};
+  if (weight > 0) out.meanRttUs = round(weighted / weight, 1);
+  if (min !== undefined) out.minRttUs = min;
+  if (max !== undefined) out.maxRttUs = max;
+  return out;
+}
+
+/**
+ * Warnings about the socket buffers the kernel granted for a -w request. Linux stores (and
+ * reports) twice the value asked for, capped at 2 × wmem_max / rmem_max: a granted size below
+ * 2 × requested means the kernel clamped it even when it still exceeds the request.
+ */
+export function windowWarnings(requested: number, snd: number | undefined, rcv: number | undefined, linux: boolean): string[] {
+  const out: string[] = [];
+  const granted = [
+    ["sndbuf", snd],
+    ["rcvbuf", rcv],
+  ] as const;
+  const small = granted.filter(([, v]) => v !== undefined && v < requested);
+  if (small.length) {
+    out.push(
+      `window: asked for ${requested} bytes (${human(requested)}) but the kernel granted ${small
+        .map(([k, v]) => `${k} ${v} bytes (${human(v!)})`)
+        .join(", ")}: the window is smaller than requested (net.core.wmem_max / rmem_max)`,
+    );
+  } else if (linux) {
+    const clamped = granted.filter(([, v]) => v !== undefined && v < 2 * requested);
+    if (clamped.length) {
+      out.push(
+        `window: asked for ${requested} bytes (${human(requested)}); Linux grants twice that when allowed, but gave ${clamped
+          .map(([k, v]) => `${k} ${v} bytes (${human(v!)})`)
+          .join(", ")}: clamped by net.core.wmem_max / rmem_max`,
+      );
+    }
+  }
+  return out;
+}

@@ -1,0 +1,417 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { iperf3, Iperf3ParamsSchema, type Iperf3Params } from "../../../src/tools/iperf3/index.ts";
+import {
+  extractIperf3Json,
+  iperf3WindowBytes,
+  parseIperf3,
+  parseIperf3Version,
+  rttFromStreams,
+  windowWarnings,
+} from "../../../src/tools/iperf3/parse.ts";
+import { ToolOutputError, type ClientOutput, type ToolModule } from "../../../src/tools/types.ts";
+
+const dir = fileURLToPath(new URL("../../fixtures/iperf3/", import.meta.url));
+const fx = (name: string) => readFileSync(dir + name, "utf8");
+
+function output(name: string, exitCode = 0): ClientOutput {
+  return { stdout: fx(name), stderr: "", exitCode, files: {} };
+}
+const defaults = (over: Partial<Iperf3Params> = {}): Iperf3Params => Iperf3ParamsSchema.parse(over);
+
+function parseError(fn: () => unknown): ToolOutputError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ToolOutputError);
+    return e as ToolOutputError;
+  }
+  throw new Error("expected a ToolOutputError");
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+describe("iperf3 params", () => {
+  it("fills defaults", () => {
+    expect(Iperf3ParamsSchema.parse({})).toEqual({ duration: 10, parallel: 1, protocol: "tcp", omit: 0, reverse: false });
+  });
+
+  it("accepts windows and bitrates in iperf3's notation", () => {
+    expect(defaults({ window: "32M" }).window).toBe("32M");
+    expect(defaults({ window: "256K" }).window).toBe("256K");
+    expect(defaults({ window: "65536" }).window).toBe("65536");
+    expect(defaults({ protocol: "udp", bitrate: "100M" }).bitrate).toBe("100M");
+    expect(defaults({ protocol: "udp", bitrate: "2.5G" }).bitrate).toBe("2.5G");
+    expect(defaults({ bitrate: "0" }).bitrate).toBe("0");
+    for (const bad of ["32MB", "-1M", "", "big", "0"]) {
+      expect(Iperf3ParamsSchema.safeParse({ window: bad }).success, bad).toBe(false);
+    }
+    expect(Iperf3ParamsSchema.safeParse({ window: "513M" }).success).toBe(false); // iperf3: max 512 MiB
+    expect(Iperf3ParamsSchema.safeParse({ window: "512M" }).success).toBe(true);
+    expect(Iperf3ParamsSchema.safeParse({ bitrate: "100 Mbit" }).success).toBe(false);
+  });
+
+  it("rejects what iperf3 3.12 rejects", () => {
+    expect(Iperf3ParamsSchema.safeParse({ parallel: 0 }).success).toBe(false);
+    expect(Iperf3ParamsSchema.safeParse({ parallel: 128 }).success).toBe(true);
+    expect(Iperf3ParamsSchema.safeParse({ parallel: 129 }).success).toBe(false); // bad-parallel fixture
+    const half = Iperf3ParamsSchema.safeParse({ duration: 1.5 });
+    expect(half.success).toBe(false);
+    expect(JSON.stringify(half.error?.issues)).toContain("whole seconds");
+    expect(Iperf3ParamsSchema.safeParse({ duration: 86401 }).success).toBe(false);
+    expect(Iperf3ParamsSchema.safeParse({ omit: 60 }).success).toBe(true);
+    expect(Iperf3ParamsSchema.safeParse({ omit: 61 }).success).toBe(false);
+    expect(Iperf3ParamsSchema.safeParse({ omit: -1 }).success).toBe(false);
+    expect(Iperf3ParamsSchema.safeParse({ protocol: "sctp" }).success).toBe(false);
+  });
+
+  it("is strict about unknown keys", () => {
+    const r = Iperf3ParamsSchema.safeParse({ streams: 4 });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues[0]?.code).toBe("unrecognized_keys");
+  });
+});
+
+describe("iperf3 commands", () => {
+  it("is a ToolModule", () => {
+    const asModule: ToolModule<Iperf3Params> = iperf3; // compile-time check
+    expect(asModule.name).toBe("iperf3");
+    expect(asModule.binaries).toEqual(["iperf3"]);
+  });
+
+  const sctx = { bindAddress: "0.0.0.0", port: 11001, workDir: "/tmp/ll", assetsDir: "/tmp/assets" };
+  const cctx = { targetAddress: "198.18.0.2", port: 11001, workDir: "/tmp/ll", assetsDir: "/tmp/assets" };
+
+  it("server and default client", () => {
+    expect(iperf3.server(sctx, defaults())).toEqual({ command: "iperf3 -s -p 11001", port: 11001 });
+    const c = iperf3.client(cctx, defaults());
+    expect(c.command).toBe("iperf3 -c 198.18.0.2 -p 11001 -t 10 -i 1 -P 1 --json");
+    expect(c.files).toEqual([]);
+    expect(c.timeoutSeconds).toBeGreaterThan(iperf3.estimateSeconds(defaults()));
+  });
+
+  it("every option", () => {
+    const p = defaults({ duration: 30, parallel: 4, window: "32M", omit: 2, reverse: true });
+    const command = iperf3.client(cctx, p).command;
+    expect(command.endsWith('; iperf3 -c 198.18.0.2 -p 11001 -t 30 -i 1 -P 4 -w "$w" -O 2 -R --json')).toBe(true);
+    expect(command.startsWith("w=33554432; ")).toBe(true);
+    const u = defaults({ protocol: "udp", bitrate: "1G", duration: 5 });
+    expect(iperf3.client(cctx, u).command).toBe("iperf3 -c 198.18.0.2 -p 11001 -t 5 -i 1 -P 1 -u -b 1G --json");
+  });
+
+  it("durations: omit counts in the estimate, not in the measurement", () => {
+    const p = defaults({ duration: 30, omit: 2 });
+    expect(iperf3.measurementSeconds(p)).toBe(30);
+    expect(iperf3.estimateSeconds(p)).toBe(33);
+    expect(iperf3.withDuration(p, 60)).toEqual({ ...p, duration: 60 });
+    expect(iperf3.withDuration(p, 2.4).duration).toBe(2);
+    expect(iperf3.withDuration(p, 0.1).duration).toBe(1);
+    expect(Iperf3ParamsSchema.safeParse(iperf3.withDuration(p, 7.6)).success).toBe(true);
+    expect(() => iperf3.withDuration(p, -1)).toThrow(RangeError);
+  });
+});
+
+describe("iperf3 version", () => {
+  it("reads `iperf3 --version` and the JSON's version string", () => {
+    expect(iperf3.versionCommand).toBe("iperf3 --version");
+    expect(iperf3.parseVersion(fx("version.txt"))).toBe("3.12");
+    expect(parseIperf3Version("iperf 3.17.1 (cJSON 1.7.15)")).toBe("3.17.1");
+    expect(parseIperf3Version("iperf 3.9")).toBe("3.9");
+    expect(parseIperf3Version("iperf version 2.1.5 (15 Dec 2021) pthreads")).toBeUndefined();
+  });
+});
+
+describe("iperf3 3.12 captures (this machine)", () => {
+  it("TCP -P 1: one sample per interval, goodput and the rest in reported", () => {
+    const r = iperf3.parse(output("tcp-p1.json"), defaults({ duration: 3 }));
+    expect(r.metric).toBe("throughput");
+    expect(r.unit).toBe("Mbit/s");
+    // intervals[].sum.bits_per_second: 18482019429.107533, 19642830461.266483, 18620826740.053066
+    expect(r.samples).toEqual([18482.0194291, 19642.8304613, 18620.8267401]);
+    expect(r.warnings).toEqual([]);
+    expect(r.reported).toMatchObject({
+      protocol: "TCP",
+      reverse: "no",
+      version: "3.12",
+      streams: 1,
+      receiverMbps: 18911.6118439, // end.sum_received
+      senderMbps: 18915.3373085,
+      retransmits: 15,
+      meanRttUs: 83,
+      minRttUs: 73,
+      maxRttUs: 93,
+      cpuHostPct: 95.2,
+      cpuRemotePct: 46.98,
+      sndbufActual: 16384,
+      rcvbufActual: 131072,
+      senderCongestion: "bbr",
+    });
+    expect(r.reported?.requestedWindow).toBeUndefined();
+    expect(r.reported?.jitterMs).toBeUndefined();
+  });
+
+  it("TCP -P 4: samples are the sum of the four streams; RTT over the four senders", () => {
+    const r = iperf3.parse(output("tcp-p4.json"), defaults({ parallel: 4, duration: 3 }));
+    expect(r.samples).toEqual([27592.5042217, 24290.1635138, 19128.3622847]);
+    // mean_rtt 31, 32, 30, 32 µs with near-equal bytes → 31.25
+    expect(r.reported).toMatchObject({ streams: 4, retransmits: 1, meanRttUs: 31.3, minRttUs: 25, maxRttUs: 44, receiverMbps: 23669.6662812 });
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("warns when the stream count is not what was asked", () => {
+    const r = iperf3.parse(output("tcp-p4.json"), defaults({ parallel: 2 }));
+    expect(r.warnings).toContain("iperf3 ran 4 stream(s), not the 2 asked for");
+  });
+
+  it("-w 256K: Linux grants twice the request, no warning", () => {
+    const r = iperf3.parse(output("tcp-w256K.json"), defaults({ window: "256K", duration: 3 }));
+    expect(r.reported).toMatchObject({ requestedWindow: 262144, sndbufActual: 524288, rcvbufActual: 524288 });
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("-w 5M: granted 8 MiB = 2 × wmem_max, i.e. clamped although above the request", () => {
+    const r = iperf3.parse(output("tcp-w5M.json"), defaults({ window: "5M", duration: 3 }));
+    expect(r.reported).toMatchObject({ requestedWindow: 5242880, sndbufActual: 8388608, rcvbufActual: 8388608 });
+    expect(r.warnings).toEqual([
+      "window: asked for 5242880 bytes (5 MiB); Linux grants twice that when allowed, but gave sndbuf 8388608 bytes (8 MiB), rcvbuf 8388608 bytes (8 MiB): clamped by net.core.wmem_max / rmem_max",
+    ]);
+    const lines = iperf3.describe!(r.reported as Record<string, number | string>, r.samples, r.warnings);
+    expect(lines).toContain("window: asked 5242880 bytes, granted sndbuf 8388608 / rcvbuf 8388608 bytes");
+  });
+
+  it("granted buffer smaller than the window asked for: a warning naming both", () => {
+    // tcp-w5M.json with the granted sizes lowered to 4 MiB: the case iperf3 3.12 itself turns
+    // into an error (tcp-w32M.json) but other versions / OSes may run with.
+    const json = fx("tcp-w5M.json").replace(/"sndbuf_actual":\t8388608/, '"sndbuf_actual":\t4194304');
+    expect(json).not.toBe(fx("tcp-w5M.json"));
+    const r = parseIperf3({ stdout: json }, { window: "5M" });
+    expect(r.warnings).toEqual([
+      "window: asked for 5242880 bytes (5 MiB) but the kernel granted sndbuf 4194304 bytes (4 MiB): the window is smaller than requested (net.core.wmem_max / rmem_max)",
+    ]);
+  });
+
+  it("-O 1: the omitted interval is left out", () => {
+    const r = iperf3.parse(output("tcp-omit.json"), defaults({ omit: 1, duration: 3 }));
+    // 4 intervals; the first ("omitted": true, 19042.15 Mbit/s) is not a sample
+    expect(r.samples).toEqual([19224.1737421, 19753.6506271, 19540.5079672]);
+    expect(r.reported).toMatchObject({ omitSeconds: 1, omittedIntervals: 1, meanRttUs: 66 });
+  });
+
+  it("-R: the client receives; no sender RTT", () => {
+    const r = iperf3.parse(output("tcp-reverse.json"), defaults({ reverse: true, duration: 3 }));
+    expect(r.samples).toEqual([15128.9707979, 20082.5083006, 19297.0240178]);
+    expect(r.reported).toMatchObject({ reverse: "yes", receiverMbps: 18169.4763292, retransmits: 6 });
+    expect(r.reported?.meanRttUs).toBeUndefined(); // mean_rtt 0: measured on the server
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("UDP 100M: jitter, loss, target", () => {
+    const r = iperf3.parse(output("udp.json"), defaults({ protocol: "udp", bitrate: "100M", duration: 3 }));
+    expect(r.samples).toEqual([100.127489638, 99.8759710392, 100.139807819]);
+    expect(r.reported).toMatchObject({
+      protocol: "UDP",
+      receiverMbps: 100.045690622,
+      senderMbps: 100.047758153,
+      jitterMs: 0.009659,
+      lostPackets: 0,
+      lostPercent: 0,
+      packets: 1145,
+      targetMbps: 100,
+    });
+    expect(r.reported?.retransmits).toBeUndefined();
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("UDP unlimited: loss reported and warned", () => {
+    const r = iperf3.parse(output("udp-loss.json"), defaults({ protocol: "udp", bitrate: "0", duration: 3 }));
+    expect(r.reported).toMatchObject({ lostPackets: 10978, packets: 437840, lostPercent: 2.5073, jitterMs: 0.007105 });
+    expect(r.warnings).toEqual(["UDP: 10978 of 437840 datagrams lost (2.51%)"]);
+  });
+
+  it("UDP without a bitrate: iperf3's 1 Mbit/s default is flagged", () => {
+    const json = fx("udp.json").replace(/"target_bitrate":\t100000000/g, '"target_bitrate":\t1048576');
+    const r = parseIperf3({ stdout: json }, { protocol: "udp" });
+    expect(r.warnings.join("\n")).toContain("default target of 1 Mbit/s");
+  });
+});
+
+describe("iperf3 errors", () => {
+  it("connection refused (JSON error, exit 0)", () => {
+    const e = parseError(() => iperf3.parse(output("refused.json"), defaults()));
+    expect(e.tool).toBe("iperf3");
+    expect(e.message).toBe("iperf3: unable to connect to server: Connection refused (no iperf3 server reachable on that address and port)");
+  });
+
+  it("server busy (a second client at the same time)", () => {
+    const e = parseError(() => iperf3.parse(output("server-busy.json"), defaults()));
+    expect(e.message).toContain("the server is busy running a test. try again later");
+    expect(e.message).toContain("one at a time");
+  });
+
+  it("an error wins even when intervals exist (server killed mid-test)", () => {
+    const doc = JSON.parse(fx("server-killed.json")) as { intervals: unknown[] };
+    expect(doc.intervals.length).toBe(2);
+    const e = parseError(() => iperf3.parse(output("server-killed.json"), defaults()));
+    expect(e.message).toBe("iperf3: unable to write to stream socket: Connection reset by peer");
+  });
+
+  it("-w 32M on a 4 MiB wmem_max: 3.12 refuses to run", () => {
+    const e = parseError(() => iperf3.parse(output("tcp-w32M.json"), defaults({ window: "32M" })));
+    expect(e.message).toMatch(/^iperf3: socket buffer size not set correctly \(iperf3 3\.12 refuses .* net\.core\.wmem_max/);
+  });
+
+  it("a parameter error: text on stderr, usage on stdout, no JSON", () => {
+    const out = { stdout: fx("bad-parallel.stdout"), stderr: fx("bad-parallel.stderr"), exitCode: 1, files: {} };
+    const e = parseError(() => iperf3.parse(out, defaults()));
+    expect(e.message).toBe("iperf3: parameter error - number of parallel streams too large (maximum = 128)");
+  });
+
+  it("not JSON at all: quotes the start of the text", () => {
+    const e = parseError(() => iperf3.parse(output("tcp-p1.text.stdout"), defaults()));
+    expect(e.message).toMatch(/^iperf3: output is not iperf3 JSON \(iperf3's text output: run it with --json\): "Connecting to host 127\.0\.0\.1, port 15201/);
+    expect(parseError(() => parseIperf3({ stdout: "garbage" })).message).toBe('iperf3: output is not iperf3 JSON: "garbage"');
+    expect(parseError(() => parseIperf3({ stdout: "" })).message).toBe("iperf3: output is empty");
+    expect(parseError(() => parseIperf3({ stdout: "", stderr: "ssh: connect refused" })).message).toContain("stderr: ssh: connect refused");
+    expect(parseError(() => parseIperf3({ stdout: '{"event":"start","data":{}}\n' })).message).toContain("--json-stream");
+    // truncated JSON (the run was killed while printing)
+    expect(parseError(() => parseIperf3({ stdout: fx("tcp-p1.json").slice(0, 900) })).message).toContain("not iperf3 JSON");
+  });
+
+  it("JSON with nothing measured", () => {
+    expect(parseError(() => parseIperf3({ stdout: '{"start":{},"intervals":[],"end":{}}' })).message).toBe("iperf3: iperf3 reported no intervals");
+    const allOmitted = fx("tcp-omit.json").replace(/"omitted":\tfalse/g, '"omitted":\ttrue');
+    expect(parseError(() => parseIperf3({ stdout: allOmitted })).message).toContain("all 4 intervals were omitted");
+  });
+
+  it("a capture with a prompt around the JSON still parses", () => {
+    const r = parseIperf3({ stdout: `$ iperf3 -c 127.0.0.1 -p 15201 -t 3 --json\n${fx("tcp-p1.json")}$ \n` });
+    expect(r.samples).toHaveLength(3);
+  });
+
+  it("keeps results but warns on a non-zero exit without an error", () => {
+    const r = iperf3.parse(output("tcp-p1.json", 2), defaults({ duration: 3 }));
+    expect(r.warnings).toContain("iperf3 exited with code 2 although its JSON has results and no error");
+  });
+});
+
+describe("iperf3 other versions (public output)", () => {
+  it("3.16 UDP on Azure with 92% loss: samples are the sender's rate, goodput is far lower", () => {
+    const r = iperf3.parse(output("v3.16-udp-azure-loss.public.json"), defaults({ protocol: "udp", bitrate: "0", duration: 20 }));
+    expect(r.samples).toHaveLength(20);
+    expect(r.samples[0]).toBe(1653.39473002);
+    expect(r.samples[19]).toBe(1711.233474);
+    expect(r.reported).toMatchObject({
+      version: "3.16",
+      receiverMbps: 131.580149068,
+      senderMbps: 1667.40240029,
+      lostPackets: 2744190,
+      packets: 2981960,
+      lostPercent: 92.0264,
+      jitterMs: 0.05129,
+      cpuHostPct: 97.53,
+    });
+    expect(r.warnings).toEqual([
+      "UDP: 2744190 of 2981960 datagrams lost (92.03%)",
+      "the per-interval samples are the sender's rate (1667.4 Mbit/s overall) but the receiver got 131.6 Mbit/s: use receiverMbps for goodput",
+    ]);
+  });
+
+  it("3.9 TCP over a WAN with -O 3: omitted intervals out, RTT in the ms range", () => {
+    const r = iperf3.parse(output("v3.9-tcp-omit3-wan.public.json"), defaults({ omit: 3 }));
+    expect(r.samples).toHaveLength(10);
+    expect(r.samples[0]).toBe(1876.79330951); // first after the omit, "start": 5.1e-05
+    expect(mean(r.samples)).toBeCloseTo(1823.5, 0); // ≈ end.sum_sent 1823.49 Mbit/s
+    expect(r.reported).toMatchObject({
+      version: "3.9",
+      omittedIntervals: 3,
+      retransmits: 752,
+      meanRttUs: 2722,
+      minRttUs: 2223,
+      maxRttUs: 4180,
+      receiverMbps: 1822.78975143,
+      senderCongestion: "cubic",
+      rcvbufActual: 87380,
+    });
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("3.16 error JSON (macOS)", () => {
+    const e = parseError(() => iperf3.parse(output("v3.16-error-mac.public.json"), defaults()));
+    expect(e.message).toBe("iperf3: control socket has closed unexpectedly");
+  });
+});
+
+describe("iperf3 helpers", () => {
+  it("window sizes are 1024-based", () => {
+    expect(iperf3WindowBytes("32M")).toBe(33554432);
+    expect(iperf3WindowBytes("256K")).toBe(262144);
+    expect(iperf3WindowBytes("1g")).toBe(1073741824);
+    expect(iperf3WindowBytes("1.5M")).toBe(1572864);
+    expect(iperf3WindowBytes("65536")).toBe(65536);
+    expect(iperf3WindowBytes("32MB")).toBeUndefined();
+  });
+
+  it("mean RTT is weighted by the bytes each sender sent; 0 (unknown) is left out", () => {
+    const s = (mean_rtt: number, bytes: number, min_rtt = mean_rtt, max_rtt = mean_rtt) => ({ sender: { mean_rtt, bytes, min_rtt, max_rtt } });
+    expect(rttFromStreams([s(100, 3e9), s(400, 1e9)])).toEqual({ meanRttUs: 175, minRttUs: 100, maxRttUs: 400 });
+    expect(rttFromStreams([s(100, 1e9), s(0, 5e9, 0, 0)])).toEqual({ meanRttUs: 100, minRttUs: 100, maxRttUs: 100 });
+    expect(rttFromStreams([s(0, 1e9, 0, 0)])).toEqual({});
+    expect(rttFromStreams([])).toEqual({});
+  });
+
+  it("window warnings: doubled is fine on Linux, less than asked always warns", () => {
+    expect(windowWarnings(1000, 2000, 2000, true)).toEqual([]);
+    expect(windowWarnings(1000, 1000, 1000, false)).toEqual([]); // not Linux: no doubling expected
+    expect(windowWarnings(1000, 1500, 2000, true)[0]).toContain("clamped");
+    expect(windowWarnings(1000, 900, 2000, false)[0]).toContain("sndbuf 900 bytes");
+  });
+
+  it("extracts the JSON document or explains why not", () => {
+    expect(extractIperf3Json('{"error":"x"}').error).toBe("x");
+    expect(() => extractIperf3Json('{"foo":1}')).toThrow(ToolOutputError);
+  });
+
+  it("leaves out a short trailing interval", () => {
+    const doc = JSON.parse(fx("tcp-p1.json")) as { intervals: { sum: { seconds: number; bits_per_second: number } }[] };
+    doc.intervals.push({ sum: { seconds: 0.04, bits_per_second: 1e9 } });
+    const r = parseIperf3({ stdout: JSON.stringify(doc) });
+    expect(r.samples).toHaveLength(3);
+    expect(r.warnings[0]).toContain("left out 1 interval(s) shorter");
+  });
+});
+
+describe("iperf3 window above the host's socket-buffer limit", () => {
+  const p = Iperf3ParamsSchema.parse({ window: "32M" });
+  // The clamp prefix of the real client command, run by a real shell with iperf3 replaced by echo.
+  const clampOnly = (limitFile: string) =>
+    iperf3.client({ targetAddress: "198.18.0.2", port: 11001, workDir: "/tmp", assetsDir: "/tmp" }, p).command
+      .replace(/; iperf3 .*$/, '; echo "$w"')
+      .replaceAll("/proc/sys/net/core/rmem_max /proc/sys/net/core/wmem_max", limitFile);
+
+  it("asks for the host's limit instead, and says so on stderr", () => {
+    const dir = mkdtempSync(join(tmpdir(), "latlab-iperf3-"));
+    try {
+      writeFileSync(join(dir, "max"), "4194304\n");
+      const r = spawnSync("sh", ["-c", clampOnly(join(dir, "max"))], { encoding: "utf8" });
+      expect(r.stdout.trim()).toBe("4194304");
+      expect(r.stderr).toContain("latlab-iperf3: window 33554432 above host limit 4194304");
+      writeFileSync(join(dir, "max"), "67108864\n");
+      const big = spawnSync("sh", ["-c", clampOnly(join(dir, "max"))], { encoding: "utf8" });
+      expect(big.stdout.trim()).toBe("33554432");
+      expect(big.stderr).toBe("");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("turns the clamp into a warning and records both sizes", () => {
+    const stdout = readFileSync(join(dir, "tcp-p1.json"), "utf8");
+    const r = iperf3.parse({ stdout, stderr: "latlab-iperf3: window 33554432 above host limit 4194304\n", exitCode: 0, files: {} }, p);
+    expect(r.reported).toMatchObject({ windowAskedBytes: 33554432, windowHostMaxBytes: 4194304 });
+    expect(r.warnings[0]).toMatch(/above this host's limit .* 4194304 bytes: ran with -w 4194304/);
+  });
+});
