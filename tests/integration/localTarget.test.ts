@@ -1,5 +1,5 @@
 /**
- * The local target for real: namespaces, bridges, routers, veths, sshd per host, tbf.
+ * The local target for real: namespaces, bridges, routers (zone, region, public), veths, sshd per host, tbf.
  * Needs root (CI has it). Only sends traffic inside the run's own namespaces.
  */
 import { execFileSync } from "node:child_process";
@@ -13,7 +13,8 @@ import type { Deployment, Plan } from "../../src/plan/types.ts";
 import { execCommand } from "../../src/targets/local/exec.ts";
 import type { ExecFn } from "../../src/targets/local/exec.ts";
 import { LocalTarget } from "../../src/targets/local/localTarget.ts";
-import { runNames } from "../../src/targets/local/names.ts";
+import { cidrContains, ipToInt, parseCidr, PUBLIC_NET, runNames } from "../../src/targets/local/names.ts";
+import { hostRecords } from "../../src/results/hostRecords.ts";
 import type { Environment, HostEndpoint, TargetContext } from "../../src/targets/target.ts";
 
 function host(role: string, over: Partial<ResolvedHost> = {}): ResolvedHost {
@@ -25,6 +26,7 @@ function planOf(hosts: ResolvedHost[]): Plan {
   return {
     experiment: { name: "local-target-it", description: "integration test" },
     baseline: "base",
+    baselineOf: { base: "base" },
     variants: [{ id: "base", axes: {}, hosts }],
     deployments: [deployment],
     cells: [],
@@ -163,12 +165,95 @@ describe("LocalTarget: five hosts, every path kind", () => {
     ];
     for (const [role, hops] of expected) {
       const out = await run(client, `LC_ALL=C ping -c 1 -W 2 ${byRole(role).privateAddress}`);
-      const ttl = Number(/ttl=(\d+)/.exec(out)?.[1]);
-      expect(64 - ttl, `${role}: ${out}`).toBe(hops);
+      expect(ttlHops(out), `${role}: ${out}`).toBe(hops);
     }
     // One hop short of a routed destination dies on the way: the hops are real routers.
     const short = await sessions.get("client")?.execCommand(`LC_ALL=C ping -c 1 -W 1 -t 3 ${byRole("west").privateAddress}`);
     expect(short?.stdout).toMatch(/Time to live exceeded/);
+  });
+
+  const ttlHops = (out: string) => 64 - Number(/ttl=(\d+)/.exec(out)?.[1]);
+
+  it("reaches peers' public addresses only through the public router, with more hops than private", async () => {
+    const client = sessions.get("client") as NodeSSH;
+    const me = byRole("client");
+    expect(me.publicAddress).toBe(me.actual.publicAddress);
+    // same-zone pair: 1 routed hop private, 5 public; cross-region pair: 4 private, 5 public.
+    for (const [role, privateHops] of [
+      ["zone1", 1],
+      ["west", 4],
+    ] as const) {
+      const peer = byRole(role);
+      const pub = peer.publicAddress as string;
+      expect(pub).not.toBe(peer.privateAddress);
+      const priv = ttlHops(await run(client, `LC_ALL=C ping -c 1 -W 2 ${peer.privateAddress}`));
+      // The reply's TTL counts the routers on the way back: the reply takes the public path too.
+      const publ = ttlHops(await run(client, `LC_ALL=C ping -c 1 -W 2 ${pub}`));
+      expect(priv, role).toBe(privateHops);
+      expect(publ, role).toBe(5);
+      expect(publ).toBeGreaterThan(priv);
+      // And the request's way there: a TTL of 5 dies at the 5th router (the zone router on the
+      // way down, answering from its own address), a TTL of 6 gets through.
+      const short = await client.execCommand(`LC_ALL=C ping -c 1 -W 1 -t 5 ${pub}`);
+      expect(short.stdout, role).toMatch(/Time to live exceeded/);
+      await run(client, `LC_ALL=C ping -c 1 -W 2 -t 6 ${pub}`);
+      // The client sources public traffic from its own public address (no NAT anywhere).
+      expect(await run(client, `ip -4 route get ${pub}`)).toMatch(new RegExp(`src ${me.publicAddress?.replace(/\./g, "\\.")}\\b`));
+      expect(await run(client, `ip -4 route get ${peer.privateAddress}`)).toMatch(new RegExp(`src ${me.privateAddress.replace(/\./g, "\\.")}\\b`));
+    }
+    // The public router knows no private address: the private space is not reachable from the edge.
+    const pubNs = `${runNames(c.runId).namespacePrefix}0-_pub`;
+    expect(sh("ip", ["-n", pubNs, "-4", "route", "show"])).not.toMatch(/198\.18\./);
+    // Public addresses live on lo, inside PUBLIC_NET.
+    expect(await run(client, "ip -4 -o addr show dev lo")).toContain(`inet ${me.publicAddress}/32`);
+    for (const h of env.hosts) expect(cidrContains(parseCidr(PUBLIC_NET), ipToInt(h.publicAddress as string)), h.role).toBe(true);
+  });
+
+  it("traces the public path through the public router with nmap, like the seed's traceroute", async () => {
+    const client = sessions.get("client") as NodeSSH;
+    if ((await client.execCommand("command -v nmap")).code !== 0) return; // nmap is optional on the runner
+    const pubNs = `${runNames(c.runId).namespacePrefix}0-_pub`;
+    const pubAddrs = sh("ip", ["-n", pubNs, "-4", "-o", "addr", "show"])
+      .split("\n")
+      .map((l) => /inet (\S+)\//.exec(l)?.[1])
+      .filter((a): a is string => a !== undefined && a !== "127.0.0.1");
+    const trace = async (address: string) => {
+      const out = await run(client, `nmap -Pn -n -sS -p 22 --traceroute ${address}`);
+      const hops = [...out.matchAll(/^(\d+)\s+[\d.]+ ms\s+(\S+)$/gm)].map((m) => ({ hop: Number(m[1]), address: m[2] as string }));
+      expect(hops.at(-1)?.address, out).toBe(address);
+      return hops;
+    };
+    for (const role of ["zone1", "west"]) {
+      const peer = byRole(role);
+      const priv = await trace(peer.privateAddress);
+      const publ = await trace(peer.publicAddress as string);
+      expect(publ.length, role).toBe(6); // zone, region, public, region, zone router, then the host
+      expect(publ.length).toBeGreaterThan(priv.length);
+      expect(pubAddrs).toContain(publ[2]?.address);
+      for (const h of priv) expect(pubAddrs).not.toContain(h.address);
+    }
+  });
+
+  it("reports what each host really got, read back from the fabric, matching the plan", () => {
+    const records = hostRecords(FIVE, "base", env.hosts);
+    expect(records.map((r) => r.mismatches)).toEqual([[], [], [], [], []]);
+    for (const planned of FIVE.deployments[0]?.hosts ?? []) {
+      const a = byRole(planned.role).actual;
+      expect({ region: a.region, zone: a.zone, ppg: a.ppg }).toEqual({ region: planned.region, zone: planned.zone, ppg: planned.ppg });
+      expect(a.accelnetEmulated).toBe(false);
+      expect("accelnet" in a).toBe(false);
+      expect(a.privateAddress).toBe(byRole(planned.role).privateAddress);
+      expect(a.publicAddress).toBe(byRole(planned.role).publicAddress);
+      expect(a.publicRouter).toBe(`${runNames(c.runId).namespacePrefix}0-_pub`);
+      expect(typeof a.latencyShaping).toBe("string");
+      expect("bandwidthCapMbit" in a && "rack" in a && "namespace" in a && "hostname" in a).toBe(true);
+    }
+    expect(byRole("client").actual.rack).toBe(byRole("server").actual.rack);
+    expect(byRole("zone1").actual.rack).not.toBe(byRole("client").actual.rack);
+    // The size is emulated only where its bandwidth cap was applied.
+    expect(byRole("server").actual).toMatchObject({ size: "Standard_D3_v2", sizeEmulated: true });
+    expect(byRole("client").actual.sizeEmulated).toBe(false);
+    expect("size" in byRole("client").actual).toBe(false);
   });
 
   it("keeps the management path apart from the data path", async () => {
@@ -215,12 +300,40 @@ describe("LocalTarget: five hosts, every path kind", () => {
     const report = await target.down();
     expect(report.errors).toEqual([]);
     expect(report.status).toBe("ok");
-    expect(report.removed.filter((r) => r.startsWith("namespace "))).toHaveLength(10);
+    // 5 hosts, 3 zone routers, 2 region routers, 1 public router
+    expect(report.removed.filter((r) => r.startsWith("namespace "))).toHaveLength(11);
+    expect(report.removed).toContain(`namespace ${runNames(c.runId).namespacePrefix}0-_pub`);
     expect(report.removed.filter((r) => r.startsWith("link "))).toHaveLength(5);
     expect(report.removed.some((r) => r.startsWith("process "))).toBe(true);
     expectNothingLeft(c.runId, tempDir, pids);
     const again = await target.down();
     expect(again).toEqual({ status: "ok", errors: [], removed: [] });
+  });
+});
+
+describe("LocalTarget: actual comes from the wiring, not from the plan", () => {
+  it("reports the PPG of the rack a host is really attached to, and the runner flags the difference", async () => {
+    const plan = planOf([host("a", { ppg: "p" }), host("b", { ppg: "p" }), host("c")]);
+    // Real commands, except c's rack port (p2) is enslaved to the PPG's bridge (rk0) instead of its own (rk1).
+    const exec: ExecFn = async (argv, o) => {
+      const i = argv.indexOf("master");
+      if (i > 0 && argv.includes("p2") && argv[i + 1] === "rk1") return execCommand([...argv.slice(0, i + 1), "rk0", ...argv.slice(i + 2)], o);
+      return execCommand(argv, o);
+    };
+    const target = new LocalTarget({ exec });
+    const c = ctx("it-miswired");
+    try {
+      const env = await target.up(plan, c);
+      const c3 = env.hosts.find((h) => h.role === "c") as HostEndpoint;
+      expect(c3.actual.ppg).toBe("p");
+      expect(c3.actual.rack).toBe(env.hosts[0]?.actual.rack);
+      expect(hostRecords(plan, "base", env.hosts).map((r) => r.mismatches)).toEqual([[], [], ['ppg: asked null, got "p"']]);
+    } finally {
+      const r = target.resources;
+      const report = await target.down();
+      expect(report.status).toBe("ok");
+      expectNothingLeft(c.runId, r.tempDir, r.pids);
+    }
   });
 });
 
@@ -284,7 +397,7 @@ describe("LocalTarget: failures midway through up()", () => {
     expect(err?.message).toContain("ThisIsNotAnSshdOption");
     const { tempDir, pids } = target.resources;
     // The other hosts' sshds were running: teardown must find and stop them.
-    expect(namespacesWith(names.namespacePrefix).length).toBe(10);
+    expect(namespacesWith(names.namespacePrefix).length).toBe(11);
     const report = await target.down();
     expect(report.errors).toEqual([]);
     expect(report.status).toBe("ok");

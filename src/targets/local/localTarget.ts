@@ -9,6 +9,10 @@ import type { DetachedProcess, ExecFn } from "./exec.ts";
 import { bandwidthForSize, LATENCY_MODEL } from "./latencyModel.ts";
 import type { BandwidthLookup } from "./latencyModel.ts";
 import {
+  DATA_NET,
+  MGMT_NET,
+  PUBLIC_NET,
+  TRANSIT_NET,
   mgmtBaseBlock,
   mgmtRootLink,
   parseAddrLines,
@@ -17,6 +21,7 @@ import {
   ipToInt,
   parseInUsePrefixes,
   parseLinkNames,
+  parseNetnsIds,
   parseNetnsList,
   pickMgmtBlock,
   runNames,
@@ -26,7 +31,7 @@ import { detectQdiscSupport, NO_NETEM_NOTE, netemCommands, peerDelays, tbfComman
 import type { QdiscSupport } from "./shaping.ts";
 import { generateKey, sshBannerSeen, sshdConfig, sshdStartArgv } from "./sshd.ts";
 import type { KeyPair } from "./sshd.ts";
-import { buildDeploymentTopology, MGMT_IFNAME } from "./topology.ts";
+import { buildDeploymentTopology, MGMT_IFNAME, PUBLIC_UPLINK_IFNAME } from "./topology.ts";
 import type { DeploymentTopology, TopoHost } from "./topology.ts";
 
 export interface HostRef {
@@ -79,6 +84,44 @@ interface HostRuntime {
   workDir: string;
 }
 
+/**
+ * Router namespaces:
+ * - forward;
+ * - no reverse-path filter: a public reply enters a zone router from its rack while the main
+ *   table points public addresses up, not down that rack;
+ * - accept packets whose source is one of their own addresses: an ICMP error a router sends on
+ *   the way out to the public router (a traceroute's "time exceeded") comes back through that
+ *   same router on its way down, and would otherwise be dropped as a martian;
+ * - no ICMP redirects: the public router hairpins traffic between two hosts of one region back
+ *   out of the interface it came in on.
+ */
+const ROUTER_SYSCTLS =
+  "echo 1 > /proc/sys/net/ipv4/ip_forward && for c in all default; do " +
+  "echo 0 > /proc/sys/net/ipv4/conf/$c/rp_filter && echo 1 > /proc/sys/net/ipv4/conf/$c/accept_local && " +
+  "echo 0 > /proc/sys/net/ipv4/conf/$c/send_redirects && echo 0 > /proc/sys/net/ipv4/conf/$c/accept_redirects; done";
+
+/** What `ip -j link show` says of an interface (the fields read here). */
+interface IpLinkJson {
+  ifindex?: number;
+  ifname?: string;
+  link_index?: number;
+  link_netnsid?: number;
+  master?: string;
+}
+
+/** A host's wiring as read back from the kernel (null: not found where it should be). */
+interface HostWiring {
+  region: string | null;
+  zone: string | null;
+  ppg: string | null;
+  rack: string | null;
+  zoneRouter: string | null;
+  regionRouter: string | null;
+  publicRouter: string | null;
+  privateAddress: string | null;
+  publicAddress: string | null;
+}
+
 /** Errors of up(): always name the host or namespace, and the failing command with its stderr. */
 export class LocalTargetError extends Error {
   constructor(message: string) {
@@ -90,8 +133,8 @@ export class LocalTargetError extends Error {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Hosts as network namespaces on this machine, wired as racks, zone routers and region routers
- * (see topology.ts), each host with its own sshd reachable from the root namespace over a
+ * Hosts as network namespaces on this machine, wired as racks, zone routers, region routers and
+ * a public router per deployment (see topology.ts), each host with its own sshd reachable from the root namespace over a
  * management veth that never touches the data path.
  */
 export class LocalTarget implements Target {
@@ -184,9 +227,7 @@ export class LocalTarget implements Target {
       for (const ns of t.namespaces) {
         await this.addNamespace(ns.name);
         await this.run(ns.name, ["ip", "-n", ns.name, "link", "set", "lo", "up"]);
-        if (ns.forwarding) {
-          await this.run(ns.name, ["ip", "netns", "exec", ns.name, "sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward"]);
-        }
+        if (ns.forwarding) await this.run(ns.name, ["ip", "netns", "exec", ns.name, "sh", "-c", ROUTER_SYSCTLS]);
       }
       for (const b of t.bridges) {
         await this.run(b.namespace, ["ip", "-n", b.namespace, "link", "add", b.name, "type", "bridge"]);
@@ -201,8 +242,19 @@ export class LocalTarget implements Target {
           await this.run(end.namespace, ["ip", "-n", end.namespace, "link", "set", end.ifname, "up"]);
         }
       }
+      // Public /32s on the hosts' lo, before the routes that use them as `src`.
+      for (const a of t.addresses) await this.run(a.namespace, ["ip", "-n", a.namespace, "addr", "add", a.address, "dev", a.dev]);
       for (const r of t.routes) {
-        await this.run(r.namespace, ["ip", "-n", r.namespace, "route", "add", r.destination, "via", r.via, "dev", r.dev]);
+        const argv = ["ip", "-n", r.namespace, "route", "add", r.destination, "via", r.via, "dev", r.dev];
+        if (r.src !== undefined) argv.push("src", r.src);
+        if (r.table !== undefined) argv.push("table", String(r.table));
+        await this.run(r.namespace, argv);
+      }
+      for (const u of t.unreachable) {
+        await this.run(u.namespace, ["ip", "-n", u.namespace, "route", "add", "unreachable", u.destination, "table", String(u.table)]);
+      }
+      for (const r of t.rules) {
+        await this.run(r.namespace, ["ip", "-n", r.namespace, "rule", "add", "iif", r.iif, "lookup", String(r.table), "pref", String(r.priority)]);
       }
     }
 
@@ -311,27 +363,50 @@ export class LocalTarget implements Target {
         : NO_NETEM_NOTE,
       model: LATENCY_MODEL.map((m) => ({ ...m })),
     };
-    const hosts: HostEndpoint[] = runtimes.map((rt) => ({
-      deployment: rt.deployment,
-      role: rt.topo.role,
-      ssh: { host: rt.mgmt.hostAddress, port: 22, username: "root", privateKey: clientKey.privateKey },
-      hostKey: rt.key.publicKey,
-      privateAddress: rt.topo.dataAddress,
-      workDir: rt.workDir,
-      actual: {
+    const wiring = await Promise.all(
+      runtimes.map((rt) => {
+        const t = topos.find((x) => x.deploymentId === rt.deployment) as DeploymentTopology;
+        return this.readWiring(t, rt.topo);
+      }),
+    );
+    const hosts: HostEndpoint[] = runtimes.map((rt, i) => {
+      const w = wiring[i] as HostWiring;
+      const actual: HostEndpoint["actual"] = {
         namespace: rt.topo.namespace,
         hostname: rt.topo.hostname,
-        region: rt.topo.spec.region,
-        zone: rt.topo.spec.zone,
-        ppg: rt.topo.spec.ppg,
-        rack: rt.topo.rack,
+        // Read back from the kernel: the router namespaces and bridge eth0 is really wired to.
+        region: w.region,
+        zone: w.zone,
+        ppg: w.ppg,
+        rack: w.rack,
+        zoneRouter: w.zoneRouter,
+        regionRouter: w.regionRouter,
+        privateAddress: w.privateAddress,
+        publicAddress: w.publicAddress,
+        publicRouter: w.publicRouter,
         dataInterface: rt.topo.dataIfname,
         mgmtAddress: rt.mgmt.hostAddress,
+        // A size is emulated only as its bandwidth cap; without a cap the host is not that size.
+        ...(rt.capApplied !== null ? { size: rt.topo.spec.size } : {}),
+        sizeEmulated: rt.capApplied !== null,
+        // Not emulated here: reported as such, not as a value the runner would compare.
+        accelnetEmulated: false,
+        availabilitySetEmulated: false,
         bandwidthCapMbit: rt.capApplied,
         bandwidthNote: rt.bandwidth.note,
         latencyShaping: support.netem ? "applied" : "unavailable",
-      },
-    }));
+      };
+      return {
+        deployment: rt.deployment,
+        role: rt.topo.role,
+        ssh: { host: rt.mgmt.hostAddress, port: 22, username: "root", privateKey: clientKey.privateKey },
+        hostKey: rt.key.publicKey,
+        privateAddress: rt.topo.dataAddress,
+        publicAddress: rt.topo.publicAddress,
+        workDir: rt.workDir,
+        actual,
+      };
+    });
     const facts: Record<string, string> = {
       target: "local (network namespaces)",
       kernel: release(),
@@ -340,6 +415,9 @@ export class LocalTarget implements Target {
       runShort: names.short,
       tempDir,
       "shaping.bandwidth": bandwidthNotes.join("; "),
+      addressPlan: `private ${DATA_NET} (a /24 per rack), public ${PUBLIC_NET} (a /32 per host, via the deployment's public router), router links ${TRANSIT_NET}, management ${MGMT_NET}`,
+      publicPath:
+        "public addresses are routed out through the region router to the deployment's public router and back in (zone, region, public, region, zone router: 5 routed hops for every pair); hosts source public traffic from their own public address, so replies come back the same way; no NAT",
     };
     return { hosts, shaping, facts };
   }
@@ -487,6 +565,57 @@ export class LocalTarget implements Target {
       start = block.index + 1;
     }
     throw new LocalTargetError(`local target: ${this.label(h.namespace)}: no free management /30 after 16 attempts`);
+  }
+
+  /** `ip -j …` in a namespace, parsed. */
+  private async ipJson(ns: string, args: readonly string[]): Promise<IpLinkJson[]> {
+    const argv = ["ip", "-n", ns, "-j", ...args];
+    const r = await mustExec(this.exec, argv, `local target: ${this.label(ns)}: reading back the fabric`);
+    const parsed: unknown = JSON.parse(r.stdout.trim() === "" ? "[]" : r.stdout);
+    return Array.isArray(parsed) ? (parsed as IpLinkJson[]) : [];
+  }
+
+  /** The namespace and interface at the other end of veth `ifname` in `ns`, as the kernel has it. */
+  private async vethPeer(ns: string, ifname: string): Promise<{ namespace: string; ifname: string; master: string | null } | null> {
+    const [me] = await this.ipJson(ns, ["link", "show", "dev", ifname]);
+    if (!me || me.link_index === undefined || me.link_netnsid === undefined) return null;
+    const ids = await mustExec(this.exec, ["ip", "-n", ns, "netns", "list-id"], `local target: ${this.label(ns)}: reading back the fabric`);
+    const peerNs = parseNetnsIds(ids.stdout).get(me.link_netnsid);
+    if (peerNs === undefined) return null;
+    const peer = (await this.ipJson(peerNs, ["link", "show"])).find((l) => l.ifindex === me.link_index && l.link_index === me.ifindex);
+    if (!peer || peer.ifname === undefined) return null;
+    return { namespace: peerNs, ifname: peer.ifname, master: peer.master ?? null };
+  }
+
+  /**
+   * What a host is really attached to, read back from the kernel and named after the built
+   * model: eth0's peer port → its zone router namespace and rack bridge (→ zone, PPG); the zone
+   * router's up0 peer → its region router namespace (→ region); the addresses on eth0 and lo.
+   */
+  private async readWiring(t: DeploymentTopology, h: TopoHost): Promise<HostWiring> {
+    const nsOf = (name: string | undefined) => t.namespaces.find((n) => n.name === name);
+    const port = await this.vethPeer(h.namespace, h.dataIfname);
+    const zr = nsOf(port?.namespace);
+    const zoneRouter = zr?.kind === "zone-router" ? zr : undefined;
+    const bridge = port && port.master !== null ? t.bridges.find((b) => b.namespace === port.namespace && b.name === port.master) : undefined;
+    const uplink = zoneRouter ? await this.vethPeer(zoneRouter.name, "up0") : null;
+    const rr = nsOf(uplink?.namespace);
+    const regionRouter = rr?.kind === "region-router" ? rr : undefined;
+    const pubLink = regionRouter ? await this.vethPeer(regionRouter.name, PUBLIC_UPLINK_IFNAME) : null;
+    const pub = nsOf(pubLink?.namespace);
+    const addrs = parseAddrLines((await mustExec(this.exec, ["ip", "-n", h.namespace, "-4", "-o", "addr", "show"], `local target: ${this.label(h.namespace)}: reading back addresses`)).stdout);
+    const publicNet = parseCidr(PUBLIC_NET);
+    return {
+      region: regionRouter?.region ?? null,
+      zone: zoneRouter ? (zoneRouter.zone ?? null) : null,
+      ppg: bridge ? bridge.ppg : null,
+      rack: port && port.master !== null ? `${port.namespace}/${port.master}` : null,
+      zoneRouter: zoneRouter?.name ?? null,
+      regionRouter: regionRouter?.name ?? null,
+      publicRouter: pub?.kind === "public-router" ? pub.name : null,
+      privateAddress: addrs.find((a) => a.ifname === h.dataIfname)?.address ?? null,
+      publicAddress: addrs.find((a) => a.ifname === "lo" && cidrContains(publicNet, ipToInt(a.address)))?.address ?? null,
+    };
   }
 
   private async namespacePids(ns: string): Promise<number[]> {

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
  *   namespaces      ll-<short>-<deploymentIndex>-<role>           (hosts)
  *                   ll-<short>-<deploymentIndex>-_zr-<region>-<zone|regional>
  *                   ll-<short>-<deploymentIndex>-_rr-<region>     (routers)
+ *                   ll-<short>-<deploymentIndex>-_pub             (the deployment's internet edge)
  *   root-side veths ll<short>-m<n>   (n = host ordinal in the run, base 36; ≤ 15 chars)
  * Sanitised roles never start with "_", so a host namespace cannot collide with a router's.
  * Interfaces inside namespaces (eth0, mgmt0, p3, rk0, up0, z1, x2) are short and private to
@@ -16,10 +17,21 @@ import { createHash } from "node:crypto";
 export const IFNAMSIZ_MAX = 15;
 export const SHORT_LEN = 6;
 
+/**
+ * Address plan (all inside 198.18.0.0/15, the benchmarking block; none of it overlaps):
+ *   198.18.0.0/16    DATA_NET     private (VNet) addresses: one /24 per rack
+ *   198.19.0.0/18    TRANSIT_NET  router-to-router links: one /30 per link
+ *   198.19.64.0/18   PUBLIC_NET   public addresses: one /32 per host, on the host's lo
+ *   198.19.128.0/17  MGMT_NET     management /30s between the root namespace and each host
+ * Data, transit and public addresses repeat from one deployment to the next (each deployment is
+ * a fabric of its own); management addresses are unique on the machine.
+ */
 /** Data (host) addresses: one /24 per rack. */
 export const DATA_NET = "198.18.0.0/16";
 /** Router transit links: one /30 per link. */
-export const TRANSIT_NET = "198.19.0.0/17";
+export const TRANSIT_NET = "198.19.0.0/18";
+/** Public addresses: one /32 per host, reachable only through the deployment's public router. */
+export const PUBLIC_NET = "198.19.64.0/18";
 /** Management /30s between the root namespace and each host. */
 export const MGMT_NET = "198.19.128.0/17";
 
@@ -67,6 +79,11 @@ export function zoneRouterNamespace(names: RunNames, deploymentIndex: number, re
 
 export function regionRouterNamespace(names: RunNames, deploymentIndex: number, region: string): string {
   return `${names.namespacePrefix}${deploymentIndex}-_rr-${region}`;
+}
+
+/** The deployment's internet edge: every region router links to it; public addresses route through it. */
+export function publicRouterNamespace(names: RunNames, deploymentIndex: number): string {
+  return `${names.namespacePrefix}${deploymentIndex}-_pub`;
 }
 
 /** Root-side management veth of the run's n-th host (0-based, across deployments). */
@@ -221,6 +238,16 @@ export function parseNetnsList(output: string): string[] {
     .split("\n")
     .map((l) => l.trim().split(/\s+/)[0] ?? "")
     .filter((n) => n !== "");
+}
+
+/** `ip netns list-id` → nsid → namespace name ("nsid 0 (iproute2 netns name: foo)"). */
+export function parseNetnsIds(output: string): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const line of output.split("\n")) {
+    const m = /^nsid\s+(\d+)\s+\(iproute2 netns name:\s*([^)\s]+)\)/.exec(line.trim());
+    if (m && m[1] !== undefined && m[2] !== undefined) out.set(Number(m[1]), m[2]);
+  }
+  return out;
 }
 
 /** `ip -o link show` → interface names ("5: name@if2: <…>" → "name"). */

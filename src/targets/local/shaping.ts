@@ -14,6 +14,11 @@ export const NO_NETEM_NOTE = "shaping: unavailable — kernel has no netem";
 export interface PeerDelay {
   peerRole: string;
   address: string;
+  /**
+   * The peer's public address, delayed like the private one: latlab's model has no figure of its
+   * own for the public path, so it gets the pair's modelled RTT and differs only by its hops.
+   */
+  publicAddress?: string;
   pathKind: PathKind;
   rttUs: number;
   /** Delay added on this host's egress towards the peer: half the modelled RTT. */
@@ -30,7 +35,14 @@ export function peerDelays(host: TopoHost, peers: readonly TopoHost[]): PeerDela
     .map((p) => {
       const pathKind = pathKindBetween(host.spec, p.spec);
       const m = modelRtt(pathKind, host.spec.accelnet, p.spec.accelnet);
-      return { peerRole: p.role, address: p.dataAddress, pathKind, rttUs: m.rttUs, egressDelayUs: Math.round(m.rttUs / 2) };
+      return {
+        peerRole: p.role,
+        address: p.dataAddress,
+        publicAddress: p.publicAddress,
+        pathKind,
+        rttUs: m.rttUs,
+        egressDelayUs: Math.round(m.rttUs / 2),
+      };
     });
 }
 
@@ -55,6 +67,7 @@ const hex = (n: number): string => n.toString(16);
  *   root htb 1: (default 1:2) → 1:1 aggregate (cap or uncapped)
  *     ├ 1:2 everything else, no delay
  *     └ 1:<10+i> one class per peer, netem delay <RTT/2>, selected by a u32 match on ip dst
+ *                (the peer's private address, and its public address when it has one)
  */
 export function netemCommands(namespace: string, dev: string, peers: readonly PeerDelay[], capMbit: number | null): string[][] {
   const rate = capMbit !== null ? `${capMbit}mbit` : UNCAPPED_RATE;
@@ -72,6 +85,9 @@ export function netemCommands(namespace: string, dev: string, peers: readonly Pe
       tc("qdisc", "add", "dev", dev, "parent", `1:${minor}`, "handle", `${minor}:`, "netem", "delay", `${p.egressDelayUs}us`, "limit", "100000"),
       tc("filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", `${p.address}/32`, "flowid", `1:${minor}`),
     );
+    if (p.publicAddress !== undefined) {
+      cmds.push(tc("filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", `${p.publicAddress}/32`, "flowid", `1:${minor}`));
+    }
   });
   return cmds;
 }

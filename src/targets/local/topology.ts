@@ -1,5 +1,5 @@
 import type { ResolvedHost } from "../../dsl/placement.ts";
-import type { Deployment, PathKind } from "../../plan/types.ts";
+import type { Deployment, NetworkPath, PathKind } from "../../plan/types.ts";
 import {
   assertIfname,
   cidrContains,
@@ -9,17 +9,20 @@ import {
   intToIp,
   ipToInt,
   parseCidr,
+  PUBLIC_NET,
+  publicRouterNamespace,
   regionRouterNamespace,
   sanitizeRole,
   TRANSIT_NET,
   zoneRouterNamespace,
 } from "./names.ts";
-import type { RunNames } from "./names.ts";
+import type { Cidr, RunNames } from "./names.ts";
 
 /**
  * The emulated fabric of one deployment, as data. Pure: no command is run here.
  *
  *   host ─ eth0 ══ rack bridge (in its zone router) ── zone router ── up0 ══ zN ── region router ── xM ══ xK ── other region router
+ *                                                                               region router ── pub0 ══ rN ── public router
  *
  * - A host is a namespace with one data interface (eth0) on a rack bridge.
  * - Hosts sharing a PPG (in the same zone, or both regional) share one rack; a host without a
@@ -27,18 +30,36 @@ import type { RunNames } from "./names.ts";
  * - A zone router namespace holds the bridges of its racks and routes between them. Hosts of a
  *   region without a zone hang off one "regional" router, which stands in for a zone router.
  * - One region router per region links its zone routers; region routers are linked pairwise.
+ * - One public router per deployment (the internet edge) links to every region router.
  *
- * Routed hops (routers a packet crosses): same rack 0, same zone router 1, same region 3
- * (zone router, region router, zone router), other region 4.
+ * Private path (data addresses, DATA_NET), routed hops = routers a packet crosses: same rack 0,
+ * same zone router 1, same region 3 (zone router, region router, zone router), other region 4.
+ *
+ * Public path (public addresses, PUBLIC_NET, one /32 per host on its lo): traffic to a public
+ * address always leaves through the region router to the public router and comes back in:
+ * zone router → region router → public router → region router → zone router, 5 routed hops for
+ * every pair, whatever their placement. No NAT: a host reaches PUBLIC_NET through a route with
+ * `src <its own public address>`, so the server's reply is addressed to a public address too and
+ * takes the same way back. The routers tell the way out from the way in by the interface a
+ * packet came in on: on the way out the main table sends PUBLIC_NET up (zone router: default
+ * route; region router: PUBLIC_NET via the public router); packets coming down from the public
+ * router (region router, iif pub0) or the region router (zone router, iif up0) are looked up in
+ * table PUBLIC_TABLE first, which holds the /32s below that router and rejects the rest of
+ * PUBLIC_NET (no loops). The public router knows only the public /32s: private addresses are not
+ * reachable from the "internet".
  */
 
-export type NamespaceKind = "host" | "zone-router" | "region-router";
+export type NamespaceKind = "host" | "zone-router" | "region-router" | "public-router";
 
 export interface TopoNamespace {
   name: string;
   kind: NamespaceKind;
   /** Routers forward (net.ipv4.ip_forward=1); hosts do not. */
   forwarding: boolean;
+  /** Region a zone or region router stands for. */
+  region?: string;
+  /** Zone a zone router stands for (null: the regional router of a region's zone-less hosts). */
+  zone?: string | null;
 }
 
 export interface TopoBridge {
@@ -48,6 +69,8 @@ export interface TopoBridge {
   address: string;
   /** The rack's subnet. */
   subnet: string;
+  /** PPG the rack stands for; null for the rack of a single host without a PPG. */
+  ppg: string | null;
 }
 
 export interface LinkEnd {
@@ -60,10 +83,18 @@ export interface LinkEnd {
 }
 
 export interface TopoLink {
-  kind: "rack-port" | "zone-uplink" | "inter-region";
+  kind: "rack-port" | "zone-uplink" | "inter-region" | "public-uplink";
   /** The end created first (`ip -n <a.namespace> link add <a.ifname> type veth peer …`). */
   a: LinkEnd;
   b: LinkEnd;
+}
+
+/** An address on an interface that is not a link end (a host's public /32 on lo). */
+export interface TopoAddress {
+  namespace: string;
+  dev: string;
+  /** CIDR. */
+  address: string;
 }
 
 export interface TopoRoute {
@@ -72,6 +103,25 @@ export interface TopoRoute {
   destination: string;
   via: string;
   dev: string;
+  /** Preferred source address for traffic using the route. */
+  src?: string;
+  /** Routing table; the main table when absent. */
+  table?: number;
+}
+
+/** `ip route add unreachable <destination> table <table>`: stops a lookup from falling through. */
+export interface TopoUnreachable {
+  namespace: string;
+  destination: string;
+  table: number;
+}
+
+/** `ip rule add iif <iif> lookup <table> pref <priority>`. */
+export interface TopoRule {
+  namespace: string;
+  iif: string;
+  table: number;
+  priority: number;
 }
 
 export interface TopoHost {
@@ -85,23 +135,39 @@ export interface TopoHost {
   dataAddress: string;
   dataCidr: string;
   gateway: string;
+  /** The host's public address (on its lo), reachable only through the public router. */
+  publicAddress: string;
   rack: string;
   zoneRouter: string;
   regionRouter: string;
+  publicRouter: string;
 }
 
 export interface DeploymentTopology {
   deploymentId: string;
   deploymentIndex: number;
+  /** The deployment's public router namespace. */
+  publicRouter: string;
   namespaces: TopoNamespace[];
   bridges: TopoBridge[];
   links: TopoLink[];
+  addresses: TopoAddress[];
   routes: TopoRoute[];
+  unreachable: TopoUnreachable[];
+  rules: TopoRule[];
   hosts: TopoHost[];
 }
 
 export const DATA_IFNAME = "eth0";
 export const MGMT_IFNAME = "mgmt0";
+/** Interface of a region router towards the public router. */
+export const PUBLIC_UPLINK_IFNAME = "pub0";
+/** Table the routers look public addresses up in for traffic coming down from the public side. */
+export const PUBLIC_TABLE = 100;
+export const PUBLIC_RULE_PRIORITY = 100;
+const PUBLIC = parseCidr(PUBLIC_NET);
+/** Public addresses handed out per deployment (host i gets PUBLIC_NET + 1 + i). */
+export const MAX_PUBLIC_ADDRESSES = 2 ** (32 - PUBLIC.prefix) - 2;
 const MAX_RACKS = 256;
 const FIRST_HOST_OCTET = 10;
 const MAX_HOSTS_PER_RACK = 254 - FIRST_HOST_OCTET + 1;
@@ -120,7 +186,7 @@ interface ZoneGroup {
   region: string;
   zone: string | null;
   namespace: string;
-  racks: { key: string; hosts: number[] }[];
+  racks: { key: string; ppg: string | null; hosts: number[] }[];
 }
 
 export function buildDeploymentTopology(deployment: Deployment, names: RunNames): DeploymentTopology {
@@ -128,7 +194,12 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
   const namespaces: TopoNamespace[] = [];
   const bridges: TopoBridge[] = [];
   const links: TopoLink[] = [];
+  const addresses: TopoAddress[] = [];
   const routes: TopoRoute[] = [];
+  const unreachable: TopoUnreachable[] = [];
+  const rules: TopoRule[] = [];
+  const publicRouter = publicRouterNamespace(names, d);
+  if (deployment.hosts.length > MAX_PUBLIC_ADDRESSES) throw new Error(`deployment ${deployment.id}: more than ${MAX_PUBLIC_ADDRESSES} hosts for ${PUBLIC_NET}`);
 
   // Regions and zone groups, in order of first appearance.
   const regions: string[] = [];
@@ -144,7 +215,7 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
     const rkey = h.ppg !== null ? `ppg:${h.ppg}` : `host:${i}`;
     let rack = z.racks.find((r) => r.key === rkey);
     if (!rack) {
-      rack = { key: rkey, hosts: [] };
+      rack = { key: rkey, ppg: h.ppg, hosts: [] };
       z.racks.push(rack);
     }
     rack.hosts.push(i);
@@ -166,8 +237,9 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
     return n;
   });
 
-  for (const r of regions) namespaces.push({ name: regionRouterNamespace(names, d, r), kind: "region-router", forwarding: true });
-  for (const z of zones) namespaces.push({ name: z.namespace, kind: "zone-router", forwarding: true });
+  namespaces.push({ name: publicRouter, kind: "public-router", forwarding: true });
+  for (const r of regions) namespaces.push({ name: regionRouterNamespace(names, d, r), kind: "region-router", forwarding: true, region: r });
+  for (const z of zones) namespaces.push({ name: z.namespace, kind: "zone-router", forwarding: true, region: z.region, zone: z.zone });
   deployment.hosts.forEach((_, i) => namespaces.push({ name: hostNs[i] as string, kind: "host", forwarding: false }));
 
   // Transit /30s, handed out in order.
@@ -180,6 +252,7 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
     return [`${intToIp(net + 1)}/30`, `${intToIp(net + 2)}/30`];
   };
   const addrOf = (cidr: string): string => cidr.split("/")[0] as string;
+  const publicOf = (hostIndex: number): string => intToIp(PUBLIC.network + 1 + hostIndex);
 
   // Racks and host ports.
   const data = parseCidr(DATA_NET);
@@ -197,38 +270,48 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
       const gateway = intToIp(net + 1);
       const bridge = `rk${localRack}`;
       assertIfname(bridge);
-      bridges.push({ namespace: z.namespace, name: bridge, address: `${gateway}/24`, subnet });
+      bridges.push({ namespace: z.namespace, name: bridge, address: `${gateway}/24`, subnet, ppg: rack.ppg });
       subnets.push(subnet);
       rack.hosts.forEach((hi, k) => {
         const spec = deployment.hosts[hi] as ResolvedHost;
+        const ns = hostNs[hi] as string;
         const address = intToIp(net + FIRST_HOST_OCTET + k);
+        const pub = publicOf(hi);
         const port = `p${hi}`;
         assertIfname(port);
         links.push({
           kind: "rack-port",
           a: { namespace: z.namespace, ifname: port, bridge },
-          b: { namespace: hostNs[hi] as string, ifname: DATA_IFNAME, address: `${address}/24` },
+          b: { namespace: ns, ifname: DATA_IFNAME, address: `${address}/24` },
         });
-        routes.push({ namespace: hostNs[hi] as string, destination: "default", via: gateway, dev: DATA_IFNAME });
+        routes.push({ namespace: ns, destination: "default", via: gateway, dev: DATA_IFNAME });
+        // The public address lives on lo; public destinations are reached from it.
+        addresses.push({ namespace: ns, dev: "lo", address: `${pub}/32` });
+        routes.push({ namespace: ns, destination: PUBLIC_NET, via: gateway, dev: DATA_IFNAME, src: pub });
+        // Coming down from the region router: the zone router delivers the public /32 on the rack.
+        routes.push({ namespace: z.namespace, destination: `${pub}/32`, via: address, dev: bridge, table: PUBLIC_TABLE });
         hosts.push({
           role: spec.role,
           hostname: hostnames[hi] as string,
-          namespace: hostNs[hi] as string,
+          namespace: ns,
           spec,
           index: hi,
           dataIfname: DATA_IFNAME,
           dataAddress: address,
           dataCidr: `${address}/24`,
           gateway,
+          publicAddress: pub,
           rack: `${z.namespace}/${bridge}`,
           zoneRouter: z.namespace,
           regionRouter: regionRouterNamespace(names, d, z.region),
+          publicRouter,
         });
       });
     });
     zoneSubnets.set(z.namespace, subnets);
   }
   hosts.sort((a, b) => a.index - b.index);
+  const hostsOfZone = (zns: string) => hosts.filter((h) => h.zoneRouter === zns);
 
   // Zone routers up to their region router.
   const regionSubnets = new Map<string, string[]>();
@@ -247,6 +330,12 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
       routes.push({ namespace: rr, destination: s, via: addrOf(zrAddr), dev: down });
     }
     regionSubnets.set(z.region, [...(regionSubnets.get(z.region) ?? []), ...(zoneSubnets.get(z.namespace) ?? [])]);
+    // Public traffic coming down: table PUBLIC_TABLE (its hosts' /32s, added above; nothing else).
+    rules.push({ namespace: z.namespace, iif: "up0", table: PUBLIC_TABLE, priority: PUBLIC_RULE_PRIORITY });
+    unreachable.push({ namespace: z.namespace, destination: PUBLIC_NET, table: PUBLIC_TABLE });
+    for (const h of hostsOfZone(z.namespace)) {
+      routes.push({ namespace: rr, destination: `${h.publicAddress}/32`, via: addrOf(zrAddr), dev: down, table: PUBLIC_TABLE });
+    }
   });
 
   // Region routers, pairwise.
@@ -266,7 +355,28 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
     });
   });
 
-  return { deploymentId: deployment.id, deploymentIndex: d, namespaces, bridges, links, routes, hosts };
+  // Region routers up to the public router (the internet edge).
+  regions.forEach((r, ri) => {
+    const rr = regionRouterNamespace(names, d, r);
+    const [rrAddr, pubAddr] = transitPair();
+    const pubIf = `r${ri}`;
+    assertIfname(pubIf);
+    links.push({
+      kind: "public-uplink",
+      a: { namespace: publicRouter, ifname: pubIf, address: pubAddr },
+      b: { namespace: rr, ifname: PUBLIC_UPLINK_IFNAME, address: rrAddr },
+    });
+    // Going out: every public address is over there.
+    routes.push({ namespace: rr, destination: PUBLIC_NET, via: addrOf(pubAddr), dev: PUBLIC_UPLINK_IFNAME });
+    // Coming back in: table PUBLIC_TABLE (the region's /32s, added with the zone uplinks).
+    rules.push({ namespace: rr, iif: PUBLIC_UPLINK_IFNAME, table: PUBLIC_TABLE, priority: PUBLIC_RULE_PRIORITY });
+    unreachable.push({ namespace: rr, destination: PUBLIC_NET, table: PUBLIC_TABLE });
+    for (const h of hosts.filter((x) => x.regionRouter === rr)) {
+      routes.push({ namespace: publicRouter, destination: `${h.publicAddress}/32`, via: addrOf(rrAddr), dev: pubIf });
+    }
+  });
+
+  return { deploymentId: deployment.id, deploymentIndex: d, publicRouter, namespaces, bridges, links, addresses, routes, unreachable, rules, hosts };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,7 +386,9 @@ interface SimIface {
   namespace: string;
   ifname: string;
   address: number | null;
-  subnet: ReturnType<typeof parseCidr> | null;
+  subnet: Cidr | null;
+  /** The subnet is a connected route (not for /32s, e.g. a public address on lo). */
+  connected: boolean;
   segment: string;
 }
 
@@ -288,6 +400,7 @@ function simInterfaces(t: DeploymentTopology): SimIface[] {
       ifname: b.name,
       address: ipToInt(b.address.split("/")[0] as string),
       subnet: parseCidr(b.address),
+      connected: true,
       segment: `${b.namespace}/${b.name}`,
     });
   }
@@ -295,60 +408,165 @@ function simInterfaces(t: DeploymentTopology): SimIface[] {
     const seg = l.a.bridge !== undefined ? `${l.a.namespace}/${l.a.bridge}` : `link${i}`;
     for (const end of [l.a, l.b]) {
       if (end.bridge !== undefined) continue; // a bridge port has no address of its own
+      const subnet = end.address ? parseCidr(end.address) : null;
       out.push({
         namespace: end.namespace,
         ifname: end.ifname,
         address: end.address ? ipToInt(end.address.split("/")[0] as string) : null,
-        subnet: end.address ? parseCidr(end.address) : null,
+        subnet,
+        connected: subnet !== null && subnet.prefix < 32,
         segment: seg,
       });
     }
   });
+  for (const a of t.addresses) {
+    const subnet = parseCidr(a.address);
+    out.push({
+      namespace: a.namespace,
+      ifname: a.dev,
+      address: ipToInt(a.address.split("/")[0] as string),
+      subnet,
+      connected: subnet.prefix < 32,
+      segment: `${a.namespace}/${a.dev}`,
+    });
+  }
   return out;
 }
 
+interface SimHop {
+  /** Interface the packet leaves by, and the segment it is on. */
+  dev: string;
+  segment: string;
+  nextHop: number;
+  /** Source address a packet sent from this namespace would get. */
+  src: number | null;
+}
+
+/** Longest-prefix match in one table of one namespace (null: main, with the connected routes). */
+function simTableLookup(t: DeploymentTopology, ifaces: SimIface[], ns: string, table: number | null, dst: number): SimHop | "unreachable" | null {
+  type Choice = { prefix: number; hop: SimHop | "unreachable" };
+  const choices: Choice[] = [];
+  if (table === null) {
+    for (const i of ifaces) {
+      if (i.namespace === ns && i.connected && i.subnet && cidrContains(i.subnet, dst)) {
+        choices.push({ prefix: i.subnet.prefix, hop: { dev: i.ifname, segment: i.segment, nextHop: dst, src: i.address } });
+      }
+    }
+  }
+  for (const r of t.routes) {
+    if (r.namespace !== ns || (r.table ?? null) !== table) continue;
+    const c = r.destination === "default" ? parseCidr("0.0.0.0/0") : parseCidr(r.destination);
+    if (!cidrContains(c, dst)) continue;
+    const via = ipToInt(r.via);
+    const out = ifaces.find((i) => i.namespace === ns && i.ifname === r.dev && i.connected);
+    if (!out || !out.subnet || !cidrContains(out.subnet, via)) throw new Error(`route ${r.destination} via ${r.via} in ${ns}: gateway not on ${r.dev}`);
+    let src = out.address;
+    if (r.src !== undefined) {
+      const s = ipToInt(r.src);
+      if (!ifaces.some((i) => i.namespace === ns && i.address === s)) throw new Error(`route ${r.destination} in ${ns}: src ${r.src} is not an address of ${ns}`);
+      src = s;
+    }
+    choices.push({ prefix: c.prefix, hop: { dev: r.dev, segment: out.segment, nextHop: via, src } });
+  }
+  for (const u of t.unreachable) {
+    if (u.namespace !== ns || u.table !== table) continue;
+    const c = parseCidr(u.destination);
+    if (cidrContains(c, dst)) choices.push({ prefix: c.prefix, hop: "unreachable" });
+  }
+  choices.sort((a, b) => b.prefix - a.prefix);
+  return choices[0]?.hop ?? null;
+}
+
+/** The kernel's lookup: local addresses, then rules by priority (iif match), then the main table. */
+function simLookup(t: DeploymentTopology, ifaces: SimIface[], ns: string, iif: string | null, dst: number): SimHop | "local" {
+  if (ifaces.some((i) => i.namespace === ns && i.address === dst)) return "local";
+  const tables: (number | null)[] = [
+    ...t.rules
+      .filter((r) => r.namespace === ns && r.iif === iif)
+      .sort((a, b) => a.priority - b.priority)
+      .map((r) => r.table),
+    null,
+  ];
+  for (const table of tables) {
+    const hop = simTableLookup(t, ifaces, ns, table, dst);
+    if (hop === "unreachable") throw new Error(`${ns}: ${intToIp(dst)} is unreachable (table ${table ?? "main"}, iif ${iif ?? "local"})`);
+    if (hop) return hop;
+  }
+  throw new Error(`${ns}: no route to ${intToIp(dst)}`);
+}
+
+export interface SimFlow {
+  /** Namespaces crossed in order (first = source, last = destination's namespace). */
+  path: string[];
+  /** Source address the sender's kernel picks (the route's `src`, else its outgoing interface's address). */
+  source: string;
+}
+
 /**
- * Follows the routing tables of the model from `fromNamespace` to `destination`; returns the
- * namespaces crossed in order (first = source, last = destination's namespace).
+ * Follows the model's routing (addresses, rules, tables) from `fromNamespace` to `destination`,
+ * as a packet sent from that namespace would travel.
  */
-export function simulatePath(t: DeploymentTopology, fromNamespace: string, destination: string): string[] {
+export function simulateFlow(t: DeploymentTopology, fromNamespace: string, destination: string): SimFlow {
   const ifaces = simInterfaces(t);
   const dst = ipToInt(destination);
   const path = [fromNamespace];
   let ns = fromNamespace;
+  let iif: string | null = null;
+  let source: number | null = null;
   for (let guard = 0; guard < 32; guard++) {
-    if (ifaces.some((i) => i.namespace === ns && i.address === dst)) return path;
-    type Choice = { prefix: number; segment: string; nextHop: number };
-    const choices: Choice[] = [];
-    for (const i of ifaces) {
-      if (i.namespace === ns && i.subnet && cidrContains(i.subnet, dst)) choices.push({ prefix: i.subnet.prefix, segment: i.segment, nextHop: dst });
+    const hop = simLookup(t, ifaces, ns, iif, dst);
+    if (hop === "local") {
+      if (source === null) source = dst;
+      return { path, source: intToIp(source) };
     }
-    for (const r of t.routes) {
-      if (r.namespace !== ns) continue;
-      const c = r.destination === "default" ? parseCidr("0.0.0.0/0") : parseCidr(r.destination);
-      if (!cidrContains(c, dst)) continue;
-      const via = ipToInt(r.via);
-      const out = ifaces.find((i) => i.namespace === ns && i.ifname === r.dev);
-      if (!out || !out.subnet || !cidrContains(out.subnet, via)) throw new Error(`route ${r.destination} via ${r.via} in ${ns}: gateway not on ${r.dev}`);
-      choices.push({ prefix: c.prefix, segment: out.segment, nextHop: via });
+    if (source === null) {
+      if (hop.src === null) throw new Error(`${ns}: no source address on ${hop.dev}`);
+      source = hop.src;
     }
-    choices.sort((a, b) => b.prefix - a.prefix);
-    const best = choices[0];
-    if (!best) throw new Error(`${ns}: no route to ${destination}`);
-    const next = ifaces.find((i) => i.segment === best.segment && i.address === best.nextHop && i.namespace !== ns);
-    if (!next) throw new Error(`${ns}: next hop ${intToIp(best.nextHop)} for ${destination} is not on the segment`);
+    const next = ifaces.find((i) => i.segment === hop.segment && i.address === hop.nextHop && i.namespace !== ns);
+    if (!next) throw new Error(`${ns}: next hop ${intToIp(hop.nextHop)} for ${destination} is not on the segment`);
     ns = next.namespace;
+    iif = next.ifname;
     path.push(ns);
   }
   throw new Error(`routing loop from ${fromNamespace} to ${destination}`);
 }
 
-/** Routers crossed between two hosts of the model (0 = same L2 rack). */
-export function routedHops(t: DeploymentTopology, fromRole: string, toRole: string): number {
+/** Namespaces crossed from `fromNamespace` to `destination` (see simulateFlow). */
+export function simulatePath(t: DeploymentTopology, fromNamespace: string, destination: string): string[] {
+  return simulateFlow(t, fromNamespace, destination).path;
+}
+
+function hostsByRole(t: DeploymentTopology, fromRole: string, toRole: string): [TopoHost, TopoHost] {
   const a = t.hosts.find((h) => h.role === fromRole);
   const b = t.hosts.find((h) => h.role === toRole);
   if (!a || !b) throw new Error(`unknown role ${!a ? fromRole : toRole}`);
-  return simulatePath(t, a.namespace, b.dataAddress).length - 2;
+  return [a, b];
+}
+
+/** The address of `host` a peer measures to over `path`. */
+export function addressOver(host: TopoHost, path: NetworkPath): string {
+  return path === "public" ? host.publicAddress : host.dataAddress;
+}
+
+/** Routers crossed from one host to another's private (default) or public address (0 = same L2 rack). */
+export function routedHops(t: DeploymentTopology, fromRole: string, toRole: string, path: NetworkPath = "private"): number {
+  const [a, b] = hostsByRole(t, fromRole, toRole);
+  return simulatePath(t, a.namespace, addressOver(b, path)).length - 2;
+}
+
+export interface SimRoundTrip {
+  /** Request: client → server's address over the path. */
+  there: SimFlow;
+  /** Reply: server → the source address the client's request carried. */
+  back: SimFlow;
+}
+
+/** A request and its reply through the model: shows whether the path is symmetric. */
+export function simulateRoundTrip(t: DeploymentTopology, fromRole: string, toRole: string, path: NetworkPath): SimRoundTrip {
+  const [a, b] = hostsByRole(t, fromRole, toRole);
+  const there = simulateFlow(t, a.namespace, addressOver(b, path));
+  return { there, back: simulateFlow(t, b.namespace, there.source) };
 }
 
 /** All interface names the model creates, with their namespace (for length checks). */

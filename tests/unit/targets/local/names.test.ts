@@ -10,8 +10,10 @@ import {
   parseCidr,
   parseInUsePrefixes,
   parseLinkNames,
+  parseNetnsIds,
   parseNetnsList,
   pickMgmtBlock,
+  publicRouterNamespace,
   runNames,
   runShort,
   sanitizeRole,
@@ -81,5 +83,21 @@ describe("management /30s", () => {
     expect(parseAddrLines(addr).map((a) => a.ifname)).toEqual(["lo", "eth0", "ll0a1b2c-m0"]);
     expect(parseNetnsList("ll-abc-0-client (id: 3)\nother\n")).toEqual(["ll-abc-0-client", "other"]);
     expect(parseLinkNames("1: lo: <LOOPBACK,UP> mtu 65536\n5: llabc-m0@if2: <BROADCAST> mtu 1500")).toEqual(["lo", "llabc-m0"]);
+  });
+});
+
+describe("public path names", () => {
+  it("names the public router after the deployment, never like a host", () => {
+    const n = runNames("r");
+    expect(publicRouterNamespace(n, 2)).toBe(`${n.namespacePrefix}2-_pub`);
+    expect(sanitizeRole("_pub")).not.toBe("_pub");
+  });
+
+  it("parses `ip netns list-id`", () => {
+    const out = "nsid 0 (iproute2 netns name: ll-abc123-0-_zr-uksouth-1)\nnsid 3 (iproute2 netns name: other)\nnsid 4\n";
+    expect([...parseNetnsIds(out)]).toEqual([
+      [0, "ll-abc123-0-_zr-uksouth-1"],
+      [3, "other"],
+    ]);
   });
 });

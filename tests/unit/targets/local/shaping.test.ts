@@ -19,6 +19,8 @@ describe("per-peer delays", () => {
       ["west", "cross-region", 2650],
     ]);
     expect(d.every((p) => p.address.startsWith("198.18."))).toBe(true);
+    expect(d.map((p) => p.publicAddress)).toEqual(topo.hosts.slice(1).map((h) => h.publicAddress));
+    expect(d.every((p) => p.publicAddress?.startsWith("198.19."))).toBe(true);
   });
 });
 
@@ -37,13 +39,14 @@ describe("tc command generation", () => {
     const ns = client.namespace;
     expect(cmds[0]).toEqual(["tc", "-n", ns, "qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "htb", "default", "2"]);
     expect(cmds[1]).toEqual(["tc", "-n", ns, "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:1", "htb", "rate", "100gbit", "ceil", "100gbit"]);
-    expect(cmds).toHaveLength(3 + 3 * peers.length);
-    // first peer: class 1:10, netem handle 10:, filter on its /32
+    expect(cmds).toHaveLength(3 + 4 * peers.length);
+    // first peer: class 1:10, netem handle 10:, filters on its private and public /32s
     expect(cmds[3]).toEqual(["tc", "-n", ns, "class", "add", "dev", "eth0", "parent", "1:1", "classid", "1:10", "htb", "rate", "100gbit", "ceil", "100gbit"]);
     expect(cmds[4]).toEqual(["tc", "-n", ns, "qdisc", "add", "dev", "eth0", "parent", "1:10", "handle", "10:", "netem", "delay", "394us", "limit", "100000"]);
     expect(cmds[5]).toEqual(["tc", "-n", ns, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", `${peers[0]?.address}/32`, "flowid", "1:10"]);
+    expect(cmds[6]).toEqual(["tc", "-n", ns, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", `${peers[0]?.publicAddress}/32`, "flowid", "1:10"]);
     // fourth peer: class ids are hex
-    expect(cmds[3 + 3 * 3 + 1]).toContain("13:");
+    expect(cmds[3 + 4 * 3 + 1]).toContain("13:");
     const delays = cmds.filter((c) => c.includes("netem")).map((c) => c[c.indexOf("delay") + 1]);
     expect(delays).toEqual(["394us", "425us", "713us", "2650us"]);
   });

@@ -1,12 +1,26 @@
 import { describe, expect, it } from "vitest";
 import type { PathKind } from "../../../../src/plan/types.ts";
-import { IFNAMSIZ_MAX, ipToInt, parseCidr, cidrContains, runNames } from "../../../../src/targets/local/names.ts";
+import {
+  cidrContains,
+  cidrOverlaps,
+  DATA_NET,
+  IFNAMSIZ_MAX,
+  ipToInt,
+  MGMT_NET,
+  parseCidr,
+  PUBLIC_NET,
+  runNames,
+  TRANSIT_NET,
+} from "../../../../src/targets/local/names.ts";
 import {
   buildDeploymentTopology,
   interfaceNames,
   pathKindBetween,
+  PUBLIC_RULE_PRIORITY,
+  PUBLIC_TABLE,
   routedHops,
   simulatePath,
+  simulateRoundTrip,
 } from "../../../../src/targets/local/topology.ts";
 import { fiveHostDeployment, host } from "./fixtures.ts";
 
@@ -37,6 +51,7 @@ describe("deployment topology", () => {
     // uksouth zone 1, uksouth zone 2, ukwest regional
     expect(kinds.filter((k) => k === "zone-router")).toHaveLength(3);
     expect(kinds.filter((k) => k === "region-router")).toHaveLength(2);
+    expect(kinds.filter((k) => k === "public-router")).toHaveLength(1);
     expect(topo.namespaces.filter((n) => n.forwarding).map((n) => n.kind)).not.toContain("host");
     expect(new Set(topo.namespaces.map((n) => n.name)).size).toBe(topo.namespaces.length);
     for (const n of topo.namespaces) expect(n.name.startsWith(names.namespacePrefix)).toBe(true);
@@ -76,7 +91,7 @@ describe("deployment topology", () => {
 
   it("uses unique addresses from the right ranges", () => {
     const data = parseCidr("198.18.0.0/16");
-    const transit = parseCidr("198.19.0.0/17");
+    const transit = parseCidr("198.19.0.0/18");
     const hostAddrs = topo.hosts.map((h) => h.dataAddress);
     expect(new Set(hostAddrs).size).toBe(hostAddrs.length);
     for (const a of hostAddrs) expect(cidrContains(data, ipToInt(a))).toBe(true);
@@ -117,5 +132,150 @@ describe("deployment topology", () => {
     const t = buildDeploymentTopology({ id: "d", index: 0, variant: "v", replica: 0, hosts: [host("a b"), host("a_b")] }, names);
     expect(new Set(t.hosts.map((h) => h.namespace)).size).toBe(2);
     expect(new Set(t.hosts.map((h) => h.hostname)).size).toBe(2);
+  });
+});
+
+describe("public path", () => {
+  // Every path kind between `client` and a peer: same-ppg, same-zone, cross-zone, same-region, cross-region.
+  const deployment = {
+    id: "d3",
+    index: 3,
+    variant: "v",
+    replica: 0,
+    hosts: [
+      host("client", { ppg: "rack-a" }),
+      host("server", { ppg: "rack-a" }),
+      host("zone1"),
+      host("zone2", { zone: "2" }),
+      host("regional", { zone: null }),
+      host("west", { region: "ukwest", zone: null }),
+    ],
+  };
+  const t = buildDeploymentTopology(deployment, names);
+  const h = (role: string) => {
+    const x = t.hosts.find((y) => y.role === role);
+    if (!x) throw new Error(role);
+    return x;
+  };
+  const peers = ["server", "zone1", "zone2", "regional", "west"];
+
+  it("gives every host a unique public /32 from 198.19.64.0/18, apart from every other block", () => {
+    const pub = parseCidr(PUBLIC_NET);
+    const addrs = t.hosts.map((x) => x.publicAddress);
+    expect(new Set(addrs).size).toBe(addrs.length);
+    for (const a of addrs) expect(cidrContains(pub, ipToInt(a))).toBe(true);
+    expect(PUBLIC_NET).toBe("198.19.64.0/18");
+    const blocks = [DATA_NET, TRANSIT_NET, PUBLIC_NET, MGMT_NET].map(parseCidr);
+    for (const b of blocks) expect(cidrContains(parseCidr("198.18.0.0/15"), b.network)).toBe(true);
+    blocks.forEach((a, i) => blocks.forEach((b, j) => i !== j && expect(cidrOverlaps(a, b)).toBe(false)));
+    // On the host's lo, not on a link; no other address of the fabric is public.
+    for (const x of t.hosts) expect(t.addresses).toContainEqual({ namespace: x.namespace, dev: "lo", address: `${x.publicAddress}/32` });
+    const linkAddrs = t.links.flatMap((l) => [l.a.address, l.b.address]).filter((a): a is string => a !== undefined);
+    for (const a of [...linkAddrs, ...t.bridges.map((b) => b.address)]) expect(cidrContains(pub, ipToInt(a.split("/")[0] as string))).toBe(false);
+    // Unique within a deployment, and the same plan in every deployment (each is its own fabric).
+    expect(buildDeploymentTopology({ ...deployment, index: 4 }, names).hosts.map((x) => x.publicAddress)).toEqual(addrs);
+  });
+
+  it("has one public router per deployment, linked to every region router", () => {
+    const pubs = t.namespaces.filter((n) => n.kind === "public-router");
+    expect(pubs.map((n) => n.name)).toEqual([`${names.namespacePrefix}3-_pub`]);
+    expect(pubs[0]?.forwarding).toBe(true);
+    expect(t.publicRouter).toBe(pubs[0]?.name);
+    const uplinks = t.links.filter((l) => l.kind === "public-uplink");
+    const regionRouters = t.namespaces.filter((n) => n.kind === "region-router").map((n) => n.name);
+    expect(uplinks.map((l) => l.b.namespace).sort()).toEqual([...regionRouters].sort());
+    for (const l of uplinks) expect(l.a.namespace).toBe(t.publicRouter);
+    expect(topo.namespaces.filter((n) => n.kind === "public-router").map((n) => n.name)).toEqual([`${names.namespacePrefix}0-_pub`]);
+    expect(topo.publicRouter).not.toBe(t.publicRouter);
+  });
+
+  it("crosses more routers over public than private for every path kind: 5 against 0 / 1 / 3 / 3 / 4", () => {
+    const kinds = peers.map((p) => pathKindBetween(h("client").spec, h(p).spec));
+    expect(kinds).toEqual<PathKind[]>(["same-ppg", "same-zone", "cross-zone", "same-region", "cross-region"]);
+    const hops = peers.map((p) => [routedHops(t, "client", p, "private"), routedHops(t, "client", p, "public")]);
+    expect(hops).toEqual([
+      [0, 5],
+      [1, 5],
+      [3, 5],
+      [3, 5],
+      [4, 5],
+    ]);
+    for (const [priv, pub] of hops) expect(pub).toBeGreaterThan(priv as number);
+    // and for every ordered pair of hosts
+    for (const a of t.hosts) {
+      for (const b of t.hosts) {
+        if (a === b) continue;
+        expect(routedHops(t, a.role, b.role, "public"), `${a.role} → ${b.role}`).toBeGreaterThan(routedHops(t, a.role, b.role, "private"));
+      }
+    }
+  });
+
+  it("goes out through the region router to the public router and back in", () => {
+    const short = (p: string[]) => p.map((n) => n.slice(names.namespacePrefix.length));
+    expect(short(simulatePath(t, h("client").namespace, h("zone1").publicAddress))).toEqual([
+      "3-client",
+      "3-_zr-uksouth-1",
+      "3-_rr-uksouth",
+      "3-_pub",
+      "3-_rr-uksouth",
+      "3-_zr-uksouth-1",
+      "3-zone1",
+    ]);
+    expect(short(simulatePath(t, h("client").namespace, h("west").publicAddress))).toEqual([
+      "3-client",
+      "3-_zr-uksouth-1",
+      "3-_rr-uksouth",
+      "3-_pub",
+      "3-_rr-ukwest",
+      "3-_zr-ukwest-regional",
+      "3-west",
+    ]);
+    // The private path never touches the public router; the public path always does.
+    for (const a of t.hosts) {
+      for (const b of t.hosts) {
+        if (a === b) continue;
+        expect(simulatePath(t, a.namespace, b.dataAddress)).not.toContain(t.publicRouter);
+        expect(simulatePath(t, a.namespace, b.publicAddress)).toContain(t.publicRouter);
+      }
+    }
+  });
+
+  it("is symmetric: requests leave from the client's public address and replies come back the same way", () => {
+    for (const p of peers) {
+      const pub = simulateRoundTrip(t, "client", p, "public");
+      expect(pub.there.source).toBe(h("client").publicAddress);
+      expect(pub.back.source).toBe(h(p).publicAddress);
+      expect(pub.back.path).toEqual([...pub.there.path].reverse());
+      const priv = simulateRoundTrip(t, "client", p, "private");
+      expect(priv.there.source).toBe(h("client").dataAddress);
+      expect(priv.back.path).toEqual([...priv.there.path].reverse());
+    }
+    // The route that makes it so: PUBLIC_NET via the rack gateway, src = own public address.
+    for (const x of t.hosts) {
+      expect(t.routes).toContainEqual({ namespace: x.namespace, destination: PUBLIC_NET, via: x.gateway, dev: "eth0", src: x.publicAddress });
+    }
+  });
+
+  it("keeps the public router out of the private space, and stops unknown public addresses", () => {
+    expect(() => simulatePath(t, t.publicRouter, h("client").dataAddress)).toThrow(/no route/);
+    expect(simulatePath(t, t.publicRouter, h("client").publicAddress).at(-1)).toBe(h("client").namespace);
+    // An address of PUBLIC_NET nobody has: stops at the edge, no loop.
+    expect(() => simulatePath(t, h("client").namespace, "198.19.100.1")).toThrow(/_pub: no route/);
+    // A /32 missing below a router is rejected there instead of bouncing back up (no loop).
+    const zone1Pub = `${h("zone1").publicAddress}/32`;
+    const broken = { ...t, routes: t.routes.filter((r) => !(r.namespace === h("zone1").zoneRouter && r.destination === zone1Pub)) };
+    expect(() => simulatePath(broken, h("client").namespace, h("zone1").publicAddress)).toThrow(/_zr-uksouth-1: .* is unreachable \(table 100, iif up0\)/);
+    // Traffic coming down into a zone router is looked up in the public table first.
+    const zr = h("client").zoneRouter;
+    expect(t.rules).toContainEqual({ namespace: zr, iif: "up0", table: PUBLIC_TABLE, priority: PUBLIC_RULE_PRIORITY });
+    expect(t.unreachable).toContainEqual({ namespace: zr, destination: PUBLIC_NET, table: PUBLIC_TABLE });
+  });
+
+  it("records which PPG each rack stands for, and which region/zone each router", () => {
+    expect(t.bridges.find((b) => `${b.namespace}/${b.name}` === h("client").rack)?.ppg).toBe("rack-a");
+    expect(t.bridges.find((b) => `${b.namespace}/${b.name}` === h("zone1").rack)?.ppg).toBeNull();
+    expect(t.namespaces.find((n) => n.name === h("zone2").zoneRouter)).toMatchObject({ kind: "zone-router", region: "uksouth", zone: "2" });
+    expect(t.namespaces.find((n) => n.name === h("west").zoneRouter)).toMatchObject({ kind: "zone-router", region: "ukwest", zone: null });
+    expect(t.namespaces.find((n) => n.name === h("west").regionRouter)).toMatchObject({ kind: "region-router", region: "ukwest" });
   });
 });
