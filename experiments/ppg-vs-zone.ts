@@ -2,7 +2,8 @@ import { defineExperiment } from "latlab";
 
 /**
  * Seed 001 (PPG vs no PPG in one zone, D2s_v4, AccelNet on, East US: ping ~1.3 ms vs ~0.86 ms,
- * sockperf 94 µs vs 63 µs) and seed 003's zonal vs PPG comparison, as one experiment.
+ * sockperf 94 µs vs 63 µs) and seed 003's zonal vs PPG comparison, as one experiment; qperf
+ * added so the PPG's effect is seen by a second TCP latency tool.
  */
 export default defineExperiment({
   name: "ppg-vs-zone",
@@ -18,5 +19,7 @@ export default defineExperiment({
   measure: [
     { tool: "sockperf", params: { protocol: "tcp", messageSize: 64, duration: 5 } },
     { tool: "ping", params: { count: 40, interval: 0.05 } },
+    // qperf prints one-way latency; latlab reports it as RTT like everything else.
+    { tool: "qperf", params: { test: "tcp_lat", messageSize: 64, duration: 3 } },
   ],
 });

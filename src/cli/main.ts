@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { z } from "zod";
 import { ExperimentDefinitionError } from "../dsl/errors.ts";
+import type { Experiment } from "../dsl/experiment.ts";
 import { didYouMean } from "../dsl/suggest.ts";
 import { buildPlan, type PlanOptions } from "../plan/buildPlan.ts";
 import { formatPlan } from "../report/planText.ts";
@@ -29,6 +30,13 @@ export function parseDuration(value: string): NonNullable<PlanOptions["duration"
     return { seconds: Number(value) };
   }
   throw new InvalidArgumentError(`expected seconds (e.g. 30) or a factor (e.g. 2x), got "${value}"`);
+}
+
+/** --duration wins; otherwise the experiment's own default for this target, if it has one. */
+export function planOptions(experiment: Experiment, target: string, duration?: PlanOptions["duration"]): PlanOptions {
+  if (duration) return { duration };
+  const seconds = experiment.durationByTarget[target];
+  return seconds ? { duration: { seconds } } : {};
 }
 
 export function newRunId(now = new Date()): string {
@@ -66,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
       const factory = findTarget(opts.target);
       if (!factory) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
       const { experiment, file } = await loadExperiment(ref);
-      const plan = buildPlan(experiment, opts.duration ? { duration: opts.duration } : {});
+      const plan = buildPlan(experiment, planOptions(experiment, opts.target, opts.duration));
       const runId = newRunId();
       const runDir = resolve(opts.out ?? `results/${runId}`);
       const quiet = opts.quiet || process.env.CI === "true";
@@ -104,10 +112,11 @@ export async function main(argv: string[]): Promise<number> {
     .description("show what an experiment would do: variants, hosts, cells, estimated time")
     .argument("<experiment>", "a name from experiments/ or the path of your own .ts file")
     .option("--json", "print the plan as JSON")
+    .option("-t, --target <name>", `where hosts would run (${TARGET_NAMES.join(", ")})`, "local")
     .option("-d, --duration <seconds|Nx>", "measurement time per tool run, or a factor", parseDuration)
-    .action(async (ref: string, opts: { json?: boolean; duration?: PlanOptions["duration"] }) => {
+    .action(async (ref: string, opts: { json?: boolean; target: string; duration?: PlanOptions["duration"] }) => {
       const { experiment } = await loadExperiment(ref);
-      const plan = buildPlan(experiment, opts.duration ? { duration: opts.duration } : {});
+      const plan = buildPlan(experiment, planOptions(experiment, opts.target, opts.duration));
       process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan)}\n`);
     });
 

@@ -86,3 +86,22 @@ export function variantId(point: AxisPoint): string {
   const parts = Object.entries(point).map(([k, v]) => `${k}=${String(v)}`);
   return parts.length ? parts.join(",") : "default";
 }
+
+/**
+ * Each variant's baseline. A baseline naming every axis is one variant that all others are
+ * compared with; one naming only some axes compares each variant with the variant that differs
+ * from it only in those (`{accelnet: false}`: AccelNet on vs off within each placement).
+ */
+export function baselineMap(points: readonly AxisPoint[], baseline: AxisPoint | undefined): { map: Record<string, string>; issues: DefinitionIssue[] } {
+  const ids = points.map(variantId);
+  if (!baseline || !Object.keys(baseline).length) return { map: Object.fromEntries(ids.map((id) => [id, ids[0]!])), issues: [] };
+  const map: Record<string, string> = {};
+  const issues: DefinitionIssue[] = [];
+  points.forEach((point, i) => {
+    const wanted = { ...point, ...baseline };
+    const match = points.findIndex((p) => Object.keys(wanted).every((k) => p[k] === wanted[k]));
+    if (match < 0) issues.push({ path: "baseline", message: `variant ${ids[i]} has no baseline: no variant ${variantId(wanted)} (removed by the filter?)` });
+    else map[ids[i]!] = ids[match]!;
+  });
+  return { map, issues };
+}

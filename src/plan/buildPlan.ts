@@ -1,6 +1,6 @@
 import { checkPairs, type Experiment } from "../dsl/experiment.ts";
 import { ExperimentDefinitionError } from "../dsl/errors.ts";
-import { expandMatrix, variantId } from "../dsl/matrix.ts";
+import { baselineMap, expandMatrix, variantId } from "../dsl/matrix.ts";
 import { findTool } from "../tools/registry.ts";
 import { pathKind } from "./pathKind.ts";
 import { resolveHosts } from "./resolveHosts.ts";
@@ -81,13 +81,13 @@ export function buildPlan(experiment: Experiment, options: PlanOptions = {}): Pl
     }
   }
 
-  const baseline = experiment.baseline
-    ? variants.find((v) => Object.entries(experiment.baseline!).every(([k, val]) => v.axes[k] === val))!.id
-    : variants[0]!.id;
+  const baselines = baselineMap(points, experiment.baseline);
+  if (baselines.issues.length) throw new ExperimentDefinitionError(baselines.issues, experiment.name);
 
   return PlanSchema.parse({
     experiment: { name: experiment.name, description: experiment.description },
-    baseline,
+    baseline: baselines.map[variants[0]!.id],
+    baselineOf: baselines.map,
     variants,
     deployments,
     cells,

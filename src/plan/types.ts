@@ -51,7 +51,10 @@ export type Cell = z.infer<typeof CellSchema>;
 
 export const PlanSchema = z.object({
   experiment: z.object({ name: z.string(), description: z.string() }),
+  /** The first baseline variant (the one, when every variant shares it). */
   baseline: z.string(),
+  /** Each variant's baseline (a baseline maps to itself). */
+  baselineOf: z.record(z.string(), z.string()),
   variants: z.array(VariantSchema),
   deployments: z.array(DeploymentSchema),
   cells: z.array(CellSchema),

@@ -1,6 +1,6 @@
 import type { Cell } from "../plan/types.ts";
 import { compare } from "./compare.ts";
-import type { Comparison, Measurement } from "./schema.ts";
+import type { Comparison, Measurement, PairComparison } from "./schema.ts";
 import { summarizeMany } from "./summarize.ts";
 import type { Metric, Unit } from "./summary.ts";
 
@@ -9,46 +9,98 @@ export interface SampledMeasurement {
   samples: number[];
 }
 
-/**
- * Every variant against the baseline, per measure (tool + parameters) and metric: samples of
- * all replicas and repetitions merged. Variants or baselines without samples are skipped.
- */
-export function compareVariants(baseline: string, variants: readonly string[], sampled: readonly SampledMeasurement[], cells: readonly Cell[]): Comparison[] {
-  const measureOf = new Map(cells.map((c) => [c.id, c.measure]));
-  const groups = new Map<string, { metric: Metric; unit: Unit; tool: string; samples: number[][] }>();
+interface Group {
+  metric: Metric;
+  unit: Unit;
+  tool: string;
+  samples: number[][];
+}
+
+/** Samples of successful measurements grouped by a key; replicas and repetitions are merged. */
+function groupBy(sampled: readonly SampledMeasurement[], key: (m: Measurement) => string): Map<string, Group> {
+  const groups = new Map<string, Group>();
   for (const { measurement, samples } of sampled) {
     if (measurement.status !== "ok" || !measurement.summary || !samples.length) continue;
-    const key = `${measurement.variant}\u0000${measureOf.get(measurement.cell)}`;
-    const group = groups.get(key) ?? { metric: measurement.summary.metric, unit: measurement.summary.unit, tool: measurement.tool, samples: [] };
+    const k = key(measurement);
+    const group = groups.get(k) ?? { metric: measurement.summary.metric, unit: measurement.summary.unit, tool: measurement.tool, samples: [] };
     group.samples.push(samples);
-    groups.set(key, group);
+    groups.set(k, group);
   }
-  const measures = [...new Set(cells.map((c) => c.measure))].sort((a, b) => a - b);
+  return groups;
+}
+
+/** Below this many samples a side, a bootstrap CI or a rank test would only pretend. */
+export const MIN_SAMPLES_FOR_INFERENCE = 3;
+
+function stats(measure: number, base: Group, cand: Group) {
+  const b = base.samples.flat();
+  const v = cand.samples.flat();
+  const c = compare(b, v);
+  const inferable = Math.min(b.length, v.length) >= MIN_SAMPLES_FOR_INFERENCE;
+  return {
+    measure,
+    tool: cand.tool,
+    metric: cand.metric,
+    unit: cand.unit,
+    variantSummary: summarizeMany(cand.metric, cand.unit, cand.samples)!,
+    baselineSummary: summarizeMany(base.metric, base.unit, base.samples)!,
+    ratioMean: c.ratioMean,
+    pctChangeMean: c.pctChangeMean,
+    ratioP50: c.ratioP50,
+    ratioP99: c.ratioP99,
+    ...(inferable
+      ? {
+          diffMean: { estimate: c.diffMean.estimate, ci95: [c.diffMean.ci95[0], c.diffMean.ci95[1]] as [number, number] },
+          mannWhitney: { u: c.mannWhitney.u, p: c.mannWhitney.p },
+        }
+      : {}),
+  };
+}
+
+const measureIndex = (cells: readonly Cell[]) => {
+  const byId = new Map(cells.map((c) => [c.id, c.measure]));
+  return (m: Measurement) => byId.get(m.cell);
+};
+const measuresOf = (cells: readonly Cell[]) => [...new Set(cells.map((c) => c.measure))].sort((a, b) => a - b);
+
+/** Every variant against its baseline, per measure. Variants or baselines without samples are skipped. */
+export function compareVariants(baselineOf: Readonly<Record<string, string>>, variants: readonly string[], sampled: readonly SampledMeasurement[], cells: readonly Cell[]): Comparison[] {
+  const measureOf = measureIndex(cells);
+  const groups = groupBy(sampled, (m) => `${m.variant}\u0000${measureOf(m)}`);
   const out: Comparison[] = [];
   for (const variant of variants) {
-    if (variant === baseline) continue;
-    for (const measure of measures) {
+    const baseline = baselineOf[variant];
+    if (baseline === undefined || variant === baseline) continue;
+    for (const measure of measuresOf(cells)) {
       const base = groups.get(`${baseline}\u0000${measure}`);
       const cand = groups.get(`${variant}\u0000${measure}`);
-      if (!base || !cand) continue;
-      const baseAll = base.samples.flat();
-      const candAll = cand.samples.flat();
-      const c = compare(baseAll, candAll);
-      out.push({
-        variant,
-        baseline,
-        tool: cand.tool,
-        metric: cand.metric,
-        unit: cand.unit,
-        variantSummary: summarizeMany(cand.metric, cand.unit, cand.samples)!,
-        baselineSummary: summarizeMany(base.metric, base.unit, base.samples)!,
-        ratioMean: c.ratioMean,
-        pctChangeMean: c.pctChangeMean,
-        ratioP50: c.ratioP50,
-        ratioP99: c.ratioP99,
-        diffMean: { estimate: c.diffMean.estimate, ci95: [c.diffMean.ci95[0], c.diffMean.ci95[1]] },
-        mannWhitney: { u: c.mannWhitney.u, p: c.mannWhitney.p },
-      });
+      if (base && cand) out.push({ variant, baseline, ...stats(measure, base, cand) });
+    }
+  }
+  return out;
+}
+
+/**
+ * Within each variant and measure that covers several host pairs, every pair against each pair
+ * declared before it — the seed's "cross-AZ vs same AZ, cross-region vs same AZ, cross-region
+ * vs cross-AZ".
+ */
+export function comparePairs(sampled: readonly SampledMeasurement[], cells: readonly Cell[]): PairComparison[] {
+  const measureOf = measureIndex(cells);
+  const pairOf = (c: { from: string; to: string }) => `${c.from}->${c.to}`;
+  const groups = groupBy(sampled, (m) => `${m.variant}\u0000${measureOf(m)}\u0000${pairOf(m)}`);
+  const out: PairComparison[] = [];
+  const variants = [...new Set(cells.map((c) => c.variant))];
+  for (const variant of variants) {
+    for (const measure of measuresOf(cells)) {
+      const pairs = [...new Set(cells.filter((c) => c.variant === variant && c.measure === measure).map(pairOf))];
+      for (let j = 1; j < pairs.length; j++) {
+        for (let i = 0; i < j; i++) {
+          const base = groups.get(`${variant}\u0000${measure}\u0000${pairs[i]}`);
+          const cand = groups.get(`${variant}\u0000${measure}\u0000${pairs[j]}`);
+          if (base && cand) out.push({ variant, pair: pairs[j]!, baselinePair: pairs[i]!, ...stats(measure, base, cand) });
+        }
+      }
     }
   }
   return out;

@@ -41,6 +41,7 @@ export const MAX_VALUE = 1e9;
 const SUMMARY_PERCENTILES = {
   p50: [1, 2],
   p90: [9, 10],
+  p95: [19, 20],
   p99: [99, 100],
   p999: [999, 1000],
 } as const;
@@ -180,6 +181,7 @@ export class Distribution {
       mean: this.#mean,
       p50: pct(...SUMMARY_PERCENTILES.p50),
       p90: pct(...SUMMARY_PERCENTILES.p90),
+      p95: pct(...SUMMARY_PERCENTILES.p95),
       p99: pct(...SUMMARY_PERCENTILES.p99),
       p999: pct(...SUMMARY_PERCENTILES.p999),
       min: this.#min,

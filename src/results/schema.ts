@@ -46,6 +46,8 @@ export type HostRecord = z.infer<typeof HostRecordSchema>;
 
 export const MeasurementSchema = z.object({
   cell: z.string(),
+  /** Index into the experiment's measure list. */
+  measure: z.number().int().nonnegative(),
   variant: z.string(),
   deployment: z.string(),
   tool: z.string(),
@@ -71,9 +73,10 @@ export const MeasurementSchema = z.object({
 });
 export type Measurement = z.infer<typeof MeasurementSchema>;
 
-export const ComparisonSchema = z.object({
-  variant: z.string(),
-  baseline: z.string(),
+/** One sample set against another: ratio (candidate/baseline), %-change, CI, rank test. */
+const ComparisonStatsSchema = z.object({
+  /** Index into the experiment's measure list. */
+  measure: z.number().int().nonnegative(),
   tool: z.string(),
   metric: z.string(),
   unit: z.string(),
@@ -86,7 +89,21 @@ export const ComparisonSchema = z.object({
   diffMean: z.object({ estimate: z.number(), ci95: z.tuple([z.number(), z.number()]) }).optional(),
   mannWhitney: z.object({ u: z.number(), p: z.number() }).optional(),
 });
+
+/** A variant against its baseline variant, for one measure. */
+export const ComparisonSchema = ComparisonStatsSchema.extend({
+  variant: z.string(),
+  baseline: z.string(),
+});
 export type Comparison = z.infer<typeof ComparisonSchema>;
+
+/** Within one variant, one host pair against an earlier one (seed 000: "cross-zone 1.7× same-zone"). */
+export const PairComparisonSchema = ComparisonStatsSchema.extend({
+  variant: z.string(),
+  pair: z.string(),
+  baselinePair: z.string(),
+});
+export type PairComparison = z.infer<typeof PairComparisonSchema>;
 
 export const ResultsSchema = z.object({
   schemaVersion: z.literal(SCHEMA_VERSION),
@@ -110,11 +127,14 @@ export const ResultsSchema = z.object({
     z.object({
       id: z.string(),
       axes: z.record(z.string(), AxisValueSchema),
+      /** The variant this one is compared with (itself for a baseline). */
+      baseline: z.string(),
       hosts: z.array(HostRecordSchema),
     }),
   ),
   measurements: z.array(MeasurementSchema),
   comparisons: z.array(ComparisonSchema),
+  pairComparisons: z.array(PairComparisonSchema),
   teardown: TeardownReportSchema,
 });
 export type Results = z.infer<typeof ResultsSchema>;

@@ -18,6 +18,7 @@ export const SummarySchema = z.object({
   mean: z.number(),
   p50: z.number(),
   p90: z.number(),
+  p95: z.number(),
   p99: z.number(),
   p999: z.number(),
   min: z.number(),

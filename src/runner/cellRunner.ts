@@ -26,8 +26,8 @@ export interface CellContext {
 
 /** The fields of a measurement that come straight from its cell. */
 export function cellFields(cell: Cell) {
-  const { id, variant, deployment, tool, params, from, to, path, pathKind, replica, repetition } = cell;
-  return { cell: id, variant, deployment, tool, params, from, to, path, pathKind, replica, repetition };
+  const { id, measure, variant, deployment, tool, params, from, to, path, pathKind, replica, repetition } = cell;
+  return { cell: id, measure, variant, deployment, tool, params, from, to, path, pathKind, replica, repetition };
 }
 
 /** A cell that never produced output (not reached, server failed, host unreachable). */

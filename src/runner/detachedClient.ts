@@ -1,6 +1,6 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import type { NodeSSH } from "node-ssh";
-import { execWithTimeout, shellQuote } from "./ssh.ts";
+import { aliveCheck, execWithTimeout, shellQuote } from "./ssh.ts";
 
 export interface DetachedSpec {
   pidFile: string;
@@ -59,7 +59,7 @@ export async function followDetached(options: DetachedOptions): Promise<Detached
     }
   };
   const alive = async () => {
-    const r = await execWithTimeout(ssh, `kill -0 "$(cat ${shellQuote(spec.pidFile)} 2>/dev/null)" 2>/dev/null && echo alive || echo gone`, 20);
+    const r = await execWithTimeout(ssh, aliveCheck(`"$(cat ${shellQuote(spec.pidFile)} 2>/dev/null)"`), 20);
     return r.stdout.includes("alive");
   };
   const stop = () => execWithTimeout(ssh, `kill "$(cat ${shellQuote(spec.pidFile)} 2>/dev/null)" 2>/dev/null; sleep 1; true`, 20);

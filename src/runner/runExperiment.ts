@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { NodeSSH } from "node-ssh";
 import type { Experiment } from "../dsl/experiment.ts";
 import type { Cell, Plan } from "../plan/types.ts";
-import { compareVariants, type SampledMeasurement } from "../results/comparisons.ts";
+import { comparePairs, compareVariants, type SampledMeasurement } from "../results/comparisons.ts";
 import { hostRecords } from "../results/hostRecords.ts";
 import type { Results, ShapingStatus, TeardownReport } from "../results/schema.ts";
 import { writeResults } from "../results/writeResults.ts";
@@ -108,9 +108,10 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
       facts: environment?.facts ?? {},
     },
     baseline: plan.baseline,
-    variants: plan.variants.map((v) => ({ id: v.id, axes: v.axes, hosts: hostRecords(plan, v.id, environment?.hosts ?? []) })),
+    variants: plan.variants.map((v) => ({ id: v.id, axes: v.axes, baseline: plan.baselineOf[v.id]!, hosts: hostRecords(plan, v.id, environment?.hosts ?? []) })),
     measurements: plan.cells.map((c) => sampled.find((s) => s.measurement.cell === c.id)!.measurement),
-    comparisons: compareVariants(plan.baseline, plan.variants.map((v) => v.id), sampled, plan.cells),
+    comparisons: compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells),
+    pairComparisons: comparePairs(sampled, plan.cells),
     teardown,
   };
   writeResults(runDir, results);
@@ -137,32 +138,30 @@ async function runDeployment(
     );
     const started = new Map<string, RunningServer | undefined>();
     const shipped = new Set<string>();
-    for (const cell of cells) {
-      if (signal.aborted) return;
-      const label = cellLabel(cell);
-      progress.cellStarted(label);
+
+    /** Versions, assets and the server a cell needs; one cell at a time, so nothing starts twice. */
+    const prepare = async (cell: Cell) => {
       const tool = findTool(cell.tool)!;
       const client = hosts.find((h) => h.role === cell.from)!;
       const server = hosts.find((h) => h.role === cell.to)!;
       const clientSsh = connections.get(cell.from)!;
       const serverSsh = connections.get(cell.to)!;
-      let result: SampledMeasurement;
-      try {
-        if (!(tool.name in toolVersions)) {
-          const v = await execWithTimeout(clientSsh, tool.versionCommand, 10, signal);
-          toolVersions[tool.name] = tool.parseVersion(`${v.stdout}\n${v.stderr}`) ?? "unknown";
-        }
-        const clientAssets = await ensureAssets(clientSsh, client, tool, shipped);
-        const serverAssets = await ensureAssets(serverSsh, server, tool, shipped);
-        const key = `${cell.to}/${cell.measure}`;
-        if (!started.has(key)) {
-          const s = await startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal);
-          started.set(key, s);
-          if (s) servers.push({ ssh: serverSsh, server: s });
-        }
-        result = await runCell({
+      if (!(tool.name in toolVersions)) {
+        const v = await execWithTimeout(clientSsh, tool.versionCommand, 10, signal);
+        toolVersions[tool.name] = tool.parseVersion(`${v.stdout}\n${v.stderr}`) ?? "unknown";
+      }
+      const clientAssets = await ensureAssets(clientSsh, client, tool, shipped);
+      const serverAssets = await ensureAssets(serverSsh, server, tool, shipped);
+      const key = `${cell.to}/${cell.measure}`;
+      if (!started.has(key)) {
+        const s = await startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal);
+        started.set(key, s);
+        if (s) servers.push({ ssh: serverSsh, server: s });
+      }
+      return () =>
+        runCell({
           cell,
-          client: { endpoint: client, ssh: clientSsh, assetsDir: clientAssets },
+          client: { endpoint: client, ssh: connections.get(cell.from)!, assetsDir: clientAssets },
           server: { endpoint: server, ssh: serverSsh },
           runDir: options.runDir,
           signal,
@@ -174,15 +173,50 @@ async function runDeployment(
           },
           log: (m) => progress.log(m),
         });
-      } catch (error) {
-        result = failedCell(cell, (error as Error).message);
+    };
+
+    for (const group of scheduleGroups(cells)) {
+      if (signal.aborted) return;
+      const runs: (() => Promise<SampledMeasurement>)[] = [];
+      for (const cell of group) {
+        progress.cellStarted(cellLabel(cell));
+        try {
+          runs.push(await prepare(cell));
+        } catch (error) {
+          const message = (error as Error).message;
+          runs.push(async () => failedCell(cell, message));
+        }
       }
-      sampled.push(result);
-      progress.cellFinished(label, result.measurement.status, result.measurement.error);
+      // A group is one cell, or every pair of a measure whose tool wants them at the same time.
+      await Promise.all(
+        runs.map(async (run, i) => {
+          const cell = group[i]!;
+          const result = await run().catch((error: Error) => failedCell(cell, error.message));
+          sampled.push(result);
+          progress.cellFinished(cellLabel(cell), result.measurement.status, result.measurement.error);
+        }),
+      );
     }
   } finally {
     signal.removeEventListener("abort", abortAll);
     for (const { ssh, server } of servers) await stopServer(ssh, server).catch(() => undefined);
     connections.forEach((c) => c.dispose());
   }
+}
+
+/**
+ * Cells in the order they run: one at a time, except that consecutive cells of one measure and
+ * repetition whose tool runs its pairs in parallel (a long-lived probe watched from several
+ * places at the same moment, like seed 000's three clients) form one group.
+ */
+export function scheduleGroups(cells: readonly Cell[]): Cell[][] {
+  const groups: Cell[][] = [];
+  for (const cell of cells) {
+    const last = groups.at(-1);
+    const head = last?.[0];
+    if (head && findTool(cell.tool)?.pairsInParallel && head.measure === cell.measure && head.repetition === cell.repetition && head.deployment === cell.deployment) {
+      last.push(cell);
+    } else groups.push([cell]);
+  }
+  return groups;
 }

@@ -1,7 +1,7 @@
 import type { NodeSSH } from "node-ssh";
 import type { HostEndpoint } from "../targets/target.ts";
 import type { ToolModule } from "../tools/types.ts";
-import { execWithTimeout, shellQuote } from "./ssh.ts";
+import { aliveCheck, execWithTimeout, shellQuote } from "./ssh.ts";
 
 export interface RunningServer {
   tool: string;
@@ -37,13 +37,14 @@ export async function startServer(
   }
   const deadline = Date.now() + 15_000;
   for (;;) {
-    // -a: sockperf/qperf servers may listen on TCP or UDP.
-    const check = await execWithTimeout(ssh, `ss -Hlnau 'sport = :${spec.port}' ; ss -Hlnt 'sport = :${spec.port}'; kill -0 ${pid} && echo alive`, 10, signal);
-    if (!check.stdout.includes("alive")) {
+    // Ready = this server's own pid holds a listening TCP or bound UDP socket on the port; a
+    // socket someone else holds there does not count.
+    const check = await execWithTimeout(ssh, `ss -Hlnptu 'sport = :${spec.port}' | grep -q 'pid=${pid},' && echo listening; ${aliveCheck(String(pid))}`, 10, signal);
+    if (check.stdout.includes("gone")) {
       const out = await execWithTimeout(ssh, `tail -n 20 ${shellQuote(log)}`, 10, signal);
       throw new Error(`${where}: ${tool.name} server exited at start: ${out.stdout.trim() || "(no output)"}`);
     }
-    if (check.stdout.replace("alive", "").trim()) return { tool: tool.name, host: where, port: spec.port, pid, log };
+    if (check.stdout.includes("listening")) return { tool: tool.name, host: where, port: spec.port, pid, log };
     if (Date.now() > deadline) throw new Error(`${where}: ${tool.name} server not listening on port ${spec.port} after 15 s`);
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -85,3 +85,10 @@ export async function execWithTimeout(ssh: NodeSSH, command: string, timeoutSeco
     if (onAbort) signal?.removeEventListener("abort", onAbort);
   }
 }
+
+/**
+ * Shell that prints "alive" while the process is running and "gone" once it exited — also when
+ * it exited but was not reaped yet (state Z), which `kill -0` would still call alive.
+ */
+export const aliveCheck = (pidExpression: string) =>
+  `s=$(ps -o stat= -p ${pidExpression} 2>/dev/null); case "$s" in ""|Z*) echo gone;; *) echo alive;; esac`;

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
+import { BASE_PORT } from "../../src/runner/cellRunner.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin/latlab.js");
@@ -73,7 +74,13 @@ describe("npm run experiment -- ppg-vs-zone (local target, real namespaces)", ()
     }
     expect(results.environment.shaping.note).toMatch(/^shaping: /);
     expect(results.environment.toolVersions.sockperf).toMatch(/\d+\.\d+/);
-    expect(results.comparisons.map((c) => `${c.variant}/${c.tool}`)).toEqual(["ppg=true/sockperf", "ppg=true/ping"]);
+    expect(results.comparisons.map((c) => `${c.variant}/${c.tool}`)).toEqual(["ppg=true/sockperf", "ppg=true/ping", "ppg=true/qperf"]);
+    for (const variant of ["ppg=false", "ppg=true"]) {
+      const qperf = results.measurements.find((m) => m.variant === variant && m.tool === "qperf")!;
+      expect(qperf.status).toBe("ok");
+      // qperf prints one-way latency; results hold the RTT: twice what it printed.
+      expect(qperf.summary!.mean).toBeCloseTo(2 * Number(qperf.reported!.printedOneWayUs), 3);
+    }
     expect(results.teardown).toMatchObject({ status: "ok", errors: [] });
     // The table a user reads
     expect(run.stdout).toContain("ppg=false (baseline)");
@@ -103,16 +110,29 @@ describe("npm run experiment -- ppg-vs-zone (local target, real namespaces)", ()
 
   it("records a failed cell with its error, measures the others, exits 2", async () => {
     const out = mkdtempSync(join(tmpdir(), "latlab-e2e-"));
+    // As soon as the run's server namespace exists, hold the port latlab will give the sockperf
+    // server (measure 0), so that server dies at start as it would on a busy host.
+    let squatter: ReturnType<typeof spawn> | undefined;
+    const watch = setInterval(() => {
+      if (squatter) return;
+      const ns = execFileSync("ip", ["netns", "list"], { encoding: "utf8" }).match(/^ll-[0-9a-f]+-0-server\b/m)?.[0];
+      if (!ns) return;
+      squatter = spawn("ip", ["netns", "exec", ns, "python3", "-c", `import socket,time\ns=socket.socket()\ns.bind(("0.0.0.0", ${BASE_PORT}))\ns.listen()\ntime.sleep(120)`], { stdio: "ignore" });
+    }, 20);
     const run = await latlab(["run", "tests/fixtures/experiments/one-cell-fails.ts", "--out", out]);
+    clearInterval(watch);
+    expect(squatter, "the test never saw the server namespace").toBeDefined();
     expect(run.code, run.stderr).toBe(2);
     const results = readResults(out);
     expect(results.status).toBe("partial");
-    const [ping, sock] = results.measurements;
-    expect(ping).toMatchObject({ tool: "ping", status: "failed" });
-    expect(ping!.error).toContain("no public address");
-    expect(sock).toMatchObject({ tool: "sockperf", status: "ok" });
-    expect(sock!.summary!.count).toBeGreaterThan(100);
+    const [sock, ping] = results.measurements;
+    expect(sock).toMatchObject({ tool: "sockperf", status: "failed" });
+    expect(sock!.error).toMatch(/sockperf server exited at start/);
+    expect(ping).toMatchObject({ tool: "ping", status: "ok" });
+    expect(ping!.summary!.count).toBe(3);
     expect(run.stdout).toContain("1 failed cell(s)");
+    // Teardown killed every process in the run's namespaces, the squatter included.
+    expect(squatter!.exitCode !== null || squatter!.signalCode !== null).toBe(true);
     expect(leftovers(out)).toEqual([]);
   });
 

@@ -51,3 +51,14 @@ describe("parseDuration", () => {
     expect(() => parseDuration("fast")).toThrow(/expected seconds/);
   });
 });
+
+describe("planOptions", () => {
+  it("uses --duration first, then the experiment's default for the target", async () => {
+    const { planOptions } = await import("../../../src/cli/main.ts");
+    const { defineExperiment } = await import("../../../src/index.ts");
+    const e = defineExperiment({ name: "x", description: "x", hosts: { a: {}, server: {} }, measure: [{ tool: "ping" }], durationByTarget: { local: 3 } });
+    expect(planOptions(e, "local")).toEqual({ duration: { seconds: 3 } });
+    expect(planOptions(e, "azure")).toEqual({});
+    expect(planOptions(e, "local", { factor: 2 })).toEqual({ duration: { factor: 2 } });
+  });
+});

@@ -57,9 +57,17 @@ describe("defineExperiment", () => {
     expect(issues[0]).toContain('no host is called "server"');
   });
 
-  it("requires the baseline to match exactly one variant", () => {
-    const issues = issuesOf(() => defineExperiment({ ...base, axes: { ppg: [false, true], accelnet: [false, true] }, baseline: { ppg: false } }));
-    expect(issues).toEqual(["baseline: must match exactly one variant, matches 2"]);
+  it("refuses a baseline naming an axis that is not declared", () => {
+    // @ts-expect-error: accelnet is not an axis of this experiment
+    const issues = issuesOf(() => defineExperiment({ ...base, axes: { ppg: [false, true] }, baseline: { accelnet: false } }));
+    expect(issues).toEqual(['baseline.accelnet: "accelnet" is not one of the declared axes (known: ppg)']);
+  });
+
+  it("refuses a baseline the filter removed", () => {
+    const issues = issuesOf(() =>
+      defineExperiment({ ...base, axes: { ppg: [false, true], accelnet: [false, true] }, filter: (v) => v.ppg || v.accelnet, baseline: { ppg: false, accelnet: false } }),
+    );
+    expect(issues[0]).toMatch(/^baseline: variant ppg=false,accelnet=true has no baseline/);
   });
 
   it("reports every problem at once", () => {

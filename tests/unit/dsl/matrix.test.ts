@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { expandMatrix, variantId } from "../../../src/dsl/matrix.ts";
+import { baselineMap, expandMatrix, variantId } from "../../../src/dsl/matrix.ts";
 
 describe("expandMatrix", () => {
   it("is the cartesian product, first axis slowest", () => {
@@ -45,5 +45,28 @@ describe("expandMatrix", () => {
 
   it("has one default point without axes", () => {
     expect(expandMatrix({}).points.map(variantId)).toEqual(["default"]);
+  });
+});
+
+describe("baselineMap", () => {
+  const { points } = expandMatrix({ accelnet: [false, true], placement: ["same-zone", "same-ppg"] });
+  it("maps every variant to the one fully named baseline", () => {
+    const { map } = baselineMap(points, { accelnet: false, placement: "same-zone" });
+    expect(new Set(Object.values(map))).toEqual(new Set(["accelnet=false,placement=same-zone"]));
+  });
+  it("maps each variant to its sibling when the baseline names only some axes", () => {
+    const { map, issues } = baselineMap(points, { accelnet: false });
+    expect(issues).toEqual([]);
+    expect(map).toEqual({
+      "accelnet=false,placement=same-zone": "accelnet=false,placement=same-zone",
+      "accelnet=false,placement=same-ppg": "accelnet=false,placement=same-ppg",
+      "accelnet=true,placement=same-zone": "accelnet=false,placement=same-zone",
+      "accelnet=true,placement=same-ppg": "accelnet=false,placement=same-ppg",
+    });
+  });
+  it("says which variant lost its baseline to the filter", () => {
+    const filtered = points.filter((p) => !(p.accelnet === false && p.placement === "same-ppg"));
+    const { issues } = baselineMap(filtered, { accelnet: false });
+    expect(issues).toEqual([{ path: "baseline", message: expect.stringContaining("variant accelnet=true,placement=same-ppg has no baseline") }]);
   });
 });

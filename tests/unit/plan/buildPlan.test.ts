@@ -4,7 +4,7 @@ import { pathKind } from "../../../src/plan/pathKind.ts";
 import ppgVsZone from "../../../experiments/ppg-vs-zone.ts";
 
 describe("buildPlan", () => {
-  it("turns ppg-vs-zone into 2 variants × 2 hosts × (sockperf, ping)", () => {
+  it("turns ppg-vs-zone into 2 variants × 2 hosts × (sockperf, ping, qperf)", () => {
     const plan = buildPlan(ppgVsZone);
     expect(plan.variants.map((v) => v.id)).toEqual(["ppg=false", "ppg=true"]);
     expect(plan.baseline).toBe("ppg=false");
@@ -17,10 +17,12 @@ describe("buildPlan", () => {
     expect(plan.cells.map((c) => `${c.variant} ${c.tool} ${c.from}->${c.to} ${c.pathKind}`)).toEqual([
       "ppg=false sockperf client->server same-zone",
       "ppg=false ping client->server same-zone",
+      "ppg=false qperf client->server same-zone",
       "ppg=true sockperf client->server same-ppg",
       "ppg=true ping client->server same-ppg",
+      "ppg=true qperf client->server same-ppg",
     ]);
-    expect(plan.estimate.cells).toBe(4);
+    expect(plan.estimate.cells).toBe(6);
     expect(plan.estimate.hosts).toBe(4);
   });
 

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { compareVariants, type SampledMeasurement } from "../../../src/results/comparisons.ts";
+import { comparePairs, compareVariants, type SampledMeasurement } from "../../../src/results/comparisons.ts";
 import { hostRecords } from "../../../src/results/hostRecords.ts";
 import { buildPlan } from "../../../src/plan/buildPlan.ts";
 import type { Cell } from "../../../src/plan/types.ts";
 import ppgVsZone from "../../../experiments/ppg-vs-zone.ts";
+import { defineExperiment } from "../../../src/index.ts";
 
 const plan = buildPlan(ppgVsZone);
 
@@ -11,21 +12,22 @@ function sampled(cell: Cell, samples: number[], status: "ok" | "failed" = "ok"):
   const mean = samples.reduce((a, b) => a + b, 0) / (samples.length || 1);
   return {
     measurement: {
-      cell: cell.id, variant: cell.variant, deployment: cell.deployment, tool: cell.tool, params: cell.params,
+      cell: cell.id, measure: cell.measure, variant: cell.variant, deployment: cell.deployment, tool: cell.tool, params: cell.params,
       from: cell.from, to: cell.to, path: cell.path, pathKind: cell.pathKind, replica: 0, repetition: 0, status,
       startedAt: "", finishedAt: "", warnings: [], raw: [],
-      ...(status === "ok" ? { summary: { metric: "rtt", unit: "us", count: samples.length, mean, p50: mean, p90: mean, p99: mean, p999: mean, min: mean, max: mean, stddev: 0 } } : {}),
+      ...(status === "ok" ? { summary: { metric: "rtt", unit: "us", count: samples.length, mean, p50: mean, p90: mean, p95: mean, p99: mean, p999: mean, min: mean, max: mean, stddev: 0 } } : {}),
     },
     samples,
   };
 }
 
 describe("compareVariants", () => {
-  const [sockA, pingA, sockB, pingB] = plan.cells;
+  const cell = (variant: string, tool: string) => plan.cells.find((c) => c.variant === variant && c.tool === tool)!;
+  const [sockA, pingA, sockB, pingB] = [cell("ppg=false", "sockperf"), cell("ppg=false", "ping"), cell("ppg=true", "sockperf"), cell("ppg=true", "ping")];
   it("compares each variant with the baseline per measure", () => {
     const base = Array.from({ length: 200 }, (_, i) => 100 + (i % 10));
     const faster = base.map((v) => v * 0.5);
-    const out = compareVariants(plan.baseline, plan.variants.map((v) => v.id), [sampled(sockA!, base), sampled(sockB!, faster), sampled(pingA!, base), sampled(pingB!, base)], plan.cells);
+    const out = compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), [sampled(sockA!, base), sampled(sockB!, faster), sampled(pingA!, base), sampled(pingB!, base)], plan.cells);
     expect(out.map((c) => [c.variant, c.tool])).toEqual([["ppg=true", "sockperf"], ["ppg=true", "ping"]]);
     expect(out[0]!.ratioMean).toBeCloseTo(0.5, 10);
     expect(out[0]!.pctChangeMean).toBeCloseTo(-50, 10);
@@ -33,8 +35,15 @@ describe("compareVariants", () => {
     expect(out[1]!.ratioMean).toBe(1);
   });
 
+  it("gives no CI or rank test from fewer than 3 samples a side", () => {
+    const out = compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), [sampled(sockA!, [2]), sampled(sockB!, [6])], plan.cells);
+    expect(out[0]!.ratioMean).toBe(3);
+    expect(out[0]!.diffMean).toBeUndefined();
+    expect(out[0]!.mannWhitney).toBeUndefined();
+  });
+
   it("skips a measure whose variant failed, instead of comparing with nothing", () => {
-    const out = compareVariants(plan.baseline, plan.variants.map((v) => v.id), [sampled(sockA!, [1, 2, 3]), sampled(sockB!, [], "failed")], plan.cells);
+    const out = compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), [sampled(sockA!, [1, 2, 3]), sampled(sockB!, [], "failed")], plan.cells);
     expect(out).toEqual([]);
   });
 });
@@ -47,5 +56,26 @@ describe("hostRecords", () => {
     const records = hostRecords(plan, "ppg=true", [endpoint("client", { zone: "2", bandwidthCapMbit: 12500 }), endpoint("server", { zone: "1" })]);
     expect(records.find((r) => r.role === "client")!.mismatches).toEqual(['zone: asked "1", got "2"']);
     expect(records.find((r) => r.role === "server")!.mismatches).toEqual([]);
+  });
+});
+
+describe("comparePairs", () => {
+  it("compares every pair with each pair declared before it, like seed 000's ratio table", () => {
+    const e = defineExperiment({
+      name: "x",
+      description: "x",
+      hosts: { server: { zone: "1" }, samezone: { zone: "1" }, crosszone: { zone: "2" }, crossregion: { region: "ukwest", zone: null } },
+      measure: [{ tool: "ping" }],
+    });
+    const p = buildPlan(e);
+    const [same, cross, region] = p.cells;
+    // means 853, 1428, 5303: ratios 1428/853 = 1.67, 5303/853 = 6.22, 5303/1428 = 3.71
+    const s = (n: number) => Array.from({ length: 100 }, (_, i) => n + (i % 7));
+    const out = comparePairs([sampled(same!, s(850)), sampled(cross!, s(1425)), sampled(region!, s(5300))], p.cells);
+    expect(out.map((c) => `${c.pair} vs ${c.baselinePair}: ${c.ratioMean.toFixed(2)}`)).toEqual([
+      "crosszone->server vs samezone->server: 1.67",
+      "crossregion->server vs samezone->server: 6.22",
+      "crossregion->server vs crosszone->server: 3.71",
+    ]);
   });
 });

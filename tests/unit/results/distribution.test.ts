@@ -13,6 +13,7 @@ interface SetReference {
   max: number;
   p50: number;
   p90: number;
+  p95: number;
   p99: number;
   p999: number;
 }
@@ -42,7 +43,7 @@ function expectPercentile(actual: number, expected: number, what: string): void 
   expectRel(actual, expected, 1e-3, what);
 }
 
-const PCTS = ["p50", "p90", "p99", "p999"] as const;
+const PCTS = ["p50", "p90", "p95", "p99", "p999"] as const;
 
 function rttOf(values: number[]): Distribution {
   return new Distribution("rtt", "us").add(values);
@@ -155,6 +156,7 @@ describe("Distribution edge cases", () => {
       mean: 63.2,
       p50: 63.2,
       p90: 63.2,
+      p95: 63.2,
       p99: 63.2,
       p999: 63.2,
       min: 63.2,
