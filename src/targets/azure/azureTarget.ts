@@ -1,0 +1,405 @@
+import { writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { Plan } from "../../plan/types.ts";
+import type { ShapingStatus, TeardownReport } from "../../results/schema.ts";
+import type { Environment, HostEndpoint, Target, TargetContext } from "../target.ts";
+import {
+  createPassphrase,
+  destroyCommand,
+  leakedMessage,
+  lineBuffer,
+  writeRunState,
+  type AzureRunState,
+} from "./destroyRun.ts";
+import { azureDir, generateRunKeys, removeRunKeys, type RunKeys } from "./keys.ts";
+import { azureReadyAndProbe } from "./probe.ts";
+import { PROJECT_NAME, stackNameFor, summarizeCommandError, type PulumiProgram, type StackDriver, type StackFactory } from "./stack.ts";
+import { AzureOutputsSchema, hostName, type AzureOutputs, type AzureSettings } from "./types.ts";
+import { checkTtl, recommendedExpiresAt } from "./validateAzure.ts";
+
+/** What `createProgram` from ./program.ts looks like (injected: tests use a stub). */
+export type ProgramFactory = (plan: Plan, settings: AzureSettings) => PulumiProgram;
+
+export interface AzureTargetOptions {
+  stackFactory: StackFactory;
+  createProgram: ProgramFactory;
+  /** CIDR the runner's SSH comes from (`--ssh-from`); never "*" or 0.0.0.0/0. */
+  sshFrom: string;
+  /** Pulumi backend (`--backend`); default `file://<runDir>` (state in `<runDir>/.pulumi/`). */
+  backendUrl?: string;
+  /** Asked before anything is created (cost!); resolve false to stop. Absent = `--yes`. */
+  confirm?: (summary: string) => Promise<boolean>;
+  /**
+   * Aborts an up() in flight (Ctrl-C / SIGTERM). The runner's TargetContext carries no signal
+   * today: pass the run's signal here, or add `signal` to TargetContext (read when present).
+   */
+  signal?: AbortSignal;
+  /** Folder the CLI keeps run folders in, for the printed `latlab destroy` command. */
+  resultsRoot?: string;
+  adminUsername?: string;
+  /**
+   * The expiresAt tag for a run created at `createdAt`. Default: validateAzure's
+   * recommendedExpiresAt. Whatever it returns is checked with validateAzure's checkTtl, the same
+   * check the program applies, so the target and the program never disagree about a TTL.
+   */
+  expiresAt?: (plan: Plan, createdAt: Date) => Date;
+  env?: NodeJS.ProcessEnv;
+  now?: () => Date;
+}
+
+export class AzureTargetError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "AzureTargetError";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pure helpers
+
+const isoOrInvalid = (d: Date) => (Number.isNaN(d.getTime()) ? "(invalid date)" : d.toISOString());
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+
+/** Checks `--ssh-from`: one IPv4/IPv6 address or CIDR, never the whole Internet. */
+export function checkSshFrom(value: string): string {
+  const v = value.trim();
+  const fail = (why: string) => {
+    throw new AzureTargetError(`azure target: --ssh-from "${value}": ${why}; give the runner's public address, e.g. 203.0.113.7/32`);
+  };
+  if (["*", "any", "internet"].includes(v.toLowerCase())) fail("SSH is never opened to everyone");
+  const [addr = "", prefix, ...rest] = v.split("/");
+  if (rest.length > 0) fail("not a CIDR");
+  const isV4 = IPV4.test(addr);
+  const isV6 = !isV4 && /^[0-9a-f:]+$/i.test(addr) && addr.includes(":");
+  if (!isV4 && !isV6) fail("not an IP address or CIDR");
+  if (prefix !== undefined) {
+    if (!/^\d+$/.test(prefix) || Number(prefix) > (isV4 ? 32 : 128)) fail("bad prefix length");
+    if (Number(prefix) === 0) fail("SSH is never opened to everyone");
+  }
+  return v;
+}
+
+/** Strips credentials and query from a URL before it goes into results. */
+export function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = "";
+    u.password = "";
+    u.search = "";
+    return u.toString();
+  } catch {
+    return url.replace(/\?.*$/, "");
+  }
+}
+
+/**
+ * Turns the stack's outputs into what the runner needs: SSH to the public IP as the admin
+ * user with the run's client key, pinned to the host key latlab generated for that host; a
+ * readiness check (cloud-init done) and a probe of what the VM really is (./probe.ts).
+ */
+export function endpointsFromOutputs(plan: Plan, outputs: AzureOutputs, keys: Pick<RunKeys, "client" | "hosts">, username: string): HostEndpoint[] {
+  const problems: string[] = [];
+  const endpoints: HostEndpoint[] = [];
+  for (const d of plan.deployments) {
+    for (const h of d.hosts) {
+      const name = hostName(d.index, h.role);
+      const out = outputs.hosts.find((o) => (o.deployment === d.id || o.deployment === String(d.index)) && o.role === h.role);
+      const key = keys.hosts[name];
+      if (!out) {
+        problems.push(`host ${h.role} of deployment ${d.id} (${name}) is missing from the stack outputs`);
+        continue;
+      }
+      if (!key) {
+        problems.push(`no host key was generated for ${name}`);
+        continue;
+      }
+      const reported = out.hostKey.trim().split(/\s+/).slice(0, 2).join(" ");
+      if (reported && reported !== key.publicKey) problems.push(`${name}: the stack reports a host key other than the one latlab generated`);
+      if (!out.publicIp) problems.push(`${name}: no public IP in the stack outputs`);
+      endpoints.push({
+        deployment: d.id,
+        role: h.role,
+        ssh: { host: out.publicIp, port: 22, username, privateKey: keys.client.privateKey },
+        hostKey: key.publicKey,
+        privateAddress: out.privateIp,
+        publicAddress: out.publicIp,
+        workDir: "/tmp/latlab",
+        actual: {},
+        // Wait for cloud-init (packages, the marker), then read back what Azure really gave: IMDS + the VF.
+        ...azureReadyAndProbe(),
+      });
+    }
+  }
+  if (problems.length > 0) throw new AzureTargetError(`azure target: the deployed stack does not match the plan:\n  ${problems.join("\n  ")}`);
+  return endpoints;
+}
+
+/** Replaces every known secret (and any PEM private key) in a log line. */
+export function makeRedactor(secrets: readonly string[]): (line: string) => string {
+  const pieces = new Set<string>();
+  for (const s of secrets) {
+    const t = s.trim();
+    if (t.length >= 16) pieces.add(t);
+    for (const l of t.split("\n")) if (l.trim().length >= 16 && !/^-----/.test(l.trim())) pieces.add(l.trim());
+  }
+  const list = [...pieces].sort((a, b) => b.length - a.length);
+  return (line) => {
+    let out = line.replace(/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g, "[redacted private key]");
+    for (const p of list) if (out.includes(p)) out = out.split(p).join("[redacted]");
+    return out;
+  };
+}
+
+export function deploySummary(plan: Plan, runId: string, expiresAt: Date): string {
+  const sizes = new Map<string, number>();
+  const regions = new Set<string>();
+  for (const d of plan.deployments) for (const h of d.hosts) {
+    sizes.set(h.size, (sizes.get(h.size) ?? 0) + 1);
+    regions.add(h.region);
+  }
+  const vms = [...sizes.values()].reduce((a, b) => a + b, 0);
+  return (
+    `azure: run ${runId} will create ${vms} VM${vms === 1 ? "" : "s"} (${[...sizes].map(([s, n]) => `${n}× ${s}`).join(", ")}) ` +
+    `in ${[...regions].join(", ")} across ${plan.deployments.length} deployment${plan.deployments.length === 1 ? "" : "s"}; ` +
+    `they are billed while they exist, tagged owner=latlab, expiresAt=${expiresAt.toISOString()}, and destroyed at the end of the run`
+  );
+}
+
+const AZURE_SHAPING: ShapingStatus = {
+  latency: "not-applicable",
+  bandwidth: "not-applicable",
+  note: "shaping: not applicable — real Azure network paths, nothing emulated",
+};
+
+// ---------------------------------------------------------------------------------------------
+
+interface Session {
+  runId: string;
+  runDir: string;
+  log: (message: string) => void;
+  redact: (line: string) => string;
+  stackName: string;
+  backendUrl: string;
+  abort: AbortController;
+  pendingUp: Promise<unknown>;
+  keys?: RunKeys;
+  state?: AzureRunState;
+  /** Set as soon as the stack is open: from then on down() destroys it. */
+  driver?: StackDriver;
+  downPromise?: Promise<TeardownReport>;
+}
+
+/**
+ * Hosts as Azure VMs, deployed by the Pulumi program in ./program.ts through the StackDriver
+ * seam. up() streams Pulumi's progress to the run log; down() always destroys the stack and
+ * removes it — after success, a failed up() and an interrupted one — and reports a destroy that
+ * failed as a leak with the exact command that finishes it.
+ */
+export class AzureTarget implements Target {
+  readonly name = "azure";
+  private session: Session | null = null;
+
+  constructor(private readonly options: AzureTargetOptions) {}
+
+  async up(plan: Plan, ctx: TargetContext): Promise<Environment> {
+    if (this.session && !this.session.downPromise) throw new AzureTargetError("azure target: up() called while a previous run is still up; call down() first");
+    const abort = new AbortController();
+    const external = [this.options.signal, (ctx as TargetContext & { signal?: AbortSignal }).signal].filter((s): s is AbortSignal => s !== undefined);
+    const signal = AbortSignal.any([abort.signal, ...external]);
+    const runDir = resolve(ctx.runDir);
+    const session: Session = {
+      runId: ctx.runId,
+      runDir,
+      log: ctx.log,
+      redact: (l) => l,
+      stackName: stackNameFor(ctx.runId),
+      backendUrl: this.options.backendUrl ?? `file://${runDir}`,
+      abort,
+      pendingUp: Promise.resolve(),
+    };
+    this.session = session;
+    const p = this.bringUp(plan, session, signal);
+    session.pendingUp = p.catch(() => undefined);
+    return p;
+  }
+
+  private async bringUp(plan: Plan, s: Session, signal: AbortSignal): Promise<Environment> {
+    const o = this.options;
+    const now = o.now ?? (() => new Date());
+    const env = o.env ?? process.env;
+    const log = (m: string) => s.log(s.redact(m));
+    const interrupted = () => new AzureTargetError("azure target: deploy interrupted");
+    const sshFrom = checkSshFrom(o.sshFrom);
+    const adminUsername = o.adminUsername ?? "latlab";
+
+    const createdAt = now();
+    const expiresAt = (o.expiresAt ?? recommendedExpiresAt)(plan, createdAt);
+    const ttlIssues = checkTtl(plan, expiresAt, createdAt);
+    if (ttlIssues.length > 0) {
+      throw new AzureTargetError(
+        `azure target: run created at ${isoOrInvalid(createdAt)} with expiresAt ${isoOrInvalid(expiresAt)} refused (nothing was created): ${ttlIssues.map((i) => i.message).join("; ")}`,
+      );
+    }
+    const summary = deploySummary(plan, s.runId, expiresAt);
+    if (o.confirm) {
+      if (!(await o.confirm(summary))) throw new AzureTargetError("azure target: deploy not confirmed; nothing was created");
+    } else {
+      log(summary);
+    }
+    if (signal.aborted) throw interrupted();
+
+    // Keys and the bookkeeping `latlab destroy` needs, before anything exists in Azure.
+    const keys = await generateRunKeys(plan, s.runDir);
+    s.keys = keys;
+    const { passphrase, source } = await createPassphrase(s.runDir, env);
+    s.redact = makeRedactor([keys.client.privateKey, ...Object.values(keys.hosts).map((k) => k.privateKey), passphrase]);
+    s.state = {
+      runId: s.runId,
+      projectName: PROJECT_NAME,
+      stackName: s.stackName,
+      backendUrl: s.backendUrl,
+      passphrase: source,
+      resourceGroup: null,
+      createdAt: createdAt.toISOString(),
+      expiresAt: expiresAt.toISOString(),
+      status: "deploying",
+      updatedAt: now().toISOString(),
+    };
+    await writeRunState(s.runDir, s.state);
+
+    const settings: AzureSettings = {
+      runId: s.runId,
+      experiment: plan.experiment.name,
+      sshFrom,
+      adminUsername,
+      sshPublicKey: keys.client.publicKey,
+      hostKeys: keys.hosts,
+      createdAt,
+      expiresAt,
+    };
+    const program = o.createProgram(plan, settings);
+    const location = plan.deployments[0]?.hosts[0]?.region;
+    if (signal.aborted) throw interrupted();
+
+    log(`azure: opening stack ${s.stackName} on ${displayUrl(s.backendUrl)}…`);
+    s.driver = await o.stackFactory.open({
+      runId: s.runId,
+      projectName: PROJECT_NAME,
+      stackName: s.stackName,
+      program,
+      backendUrl: s.backendUrl,
+      passphrase,
+      config: location ? { "azure-native:location": location } : {},
+    });
+    if (signal.aborted) throw interrupted();
+
+    log(`azure: deploying (pulumi up)…`);
+    const lines = lineBuffer((l) => log(`azure: ${l}`));
+    try {
+      await s.driver.up({ onOutput: lines.push, signal });
+    } catch (e) {
+      lines.flush();
+      if (signal.aborted) throw new AzureTargetError("azure target: deploy interrupted; the partial stack is destroyed at teardown", { cause: e });
+      throw new AzureTargetError(`azure target: deploy failed: ${s.redact(summarizeCommandError(e))}`, { cause: e });
+    }
+    lines.flush();
+    if (signal.aborted) throw interrupted();
+
+    const raw = await s.driver.outputs();
+    const parsed = AzureOutputsSchema.safeParse(raw);
+    if (!parsed.success) {
+      throw new AzureTargetError(`azure target: the stack outputs are not what latlab expects: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    }
+    const outputs = parsed.data;
+    s.state = { ...s.state, resourceGroup: outputs.resourceGroup, status: "up", updatedAt: now().toISOString() };
+    await writeRunState(s.runDir, s.state);
+    const hosts = endpointsFromOutputs(plan, outputs, keys, adminUsername);
+    // For a person who wants to look around: ssh -i .azure/client_rsa -o UserKnownHostsFile=.azure/known_hosts
+    await writeFile(join(azureDir(s.runDir), "known_hosts"), hosts.map((h) => `${h.ssh.host} ${h.hostKey}\n`).join(""), { mode: 0o600 });
+    log(`azure: ${hosts.length} hosts up in resource group ${outputs.resourceGroup}`);
+    return {
+      hosts,
+      shaping: AZURE_SHAPING,
+      facts: {
+        target: "azure",
+        stack: s.stackName,
+        backend: displayUrl(s.backendUrl),
+        resourceGroup: outputs.resourceGroup,
+        expiresAt: expiresAt.toISOString(),
+        sshFrom,
+        adminUsername,
+      },
+    };
+  }
+
+  async down(): Promise<TeardownReport> {
+    const s = this.session;
+    if (!s) return { status: "not-started", errors: [], removed: [] };
+    s.downPromise ??= this.tearDown(s);
+    const report = await s.downPromise;
+    return { status: report.status, errors: [...report.errors], removed: [...report.removed] };
+  }
+
+  private async tearDown(s: Session): Promise<TeardownReport> {
+    // An up() in flight stops (Pulumi gets SIGINT) and is waited for: nothing is created behind our back.
+    s.abort.abort();
+    await s.pendingUp;
+    const log = (m: string) => s.log(s.redact(m));
+    const errors: string[] = [];
+    const removed: string[] = [];
+    const cmd = destroyCommand(s.runId, s.runDir, this.options.resultsRoot);
+
+    if (!s.driver) {
+      // The stack was never opened: nothing exists in Azure.
+      if (!s.keys && !s.state) return { status: "not-started", errors: [], removed: [] };
+      for (const p of await removeRunKeys(s.runDir)) removed.push(`key file ${p}`);
+      if (s.state) await this.saveState(s, { status: "not-deployed" });
+      return { status: "ok", errors, removed };
+    }
+
+    log(`azure: destroying stack ${s.stackName}${s.state?.resourceGroup ? ` (resource group ${s.state.resourceGroup})` : ""}…`);
+    const lines = lineBuffer((l) => log(`azure: ${l}`));
+    let destroyed = false;
+    try {
+      // No signal: a second Ctrl-C must not stop the teardown from latlab's side.
+      await s.driver.destroy({ onOutput: lines.push });
+      destroyed = true;
+      removed.push(`Azure resources of stack ${s.stackName}${s.state?.resourceGroup ? ` (resource group ${s.state.resourceGroup})` : ""}`);
+    } catch (e) {
+      errors.push(`destroy of stack ${s.stackName} failed: ${s.redact(summarizeCommandError(e))}`);
+    } finally {
+      lines.flush();
+    }
+    if (destroyed) {
+      try {
+        await s.driver.remove();
+        removed.push(`Pulumi stack ${s.stackName}`);
+      } catch (e) {
+        errors.push(`resources destroyed, but removing stack ${s.stackName} failed: ${s.redact(summarizeCommandError(e))}; finish with: ${cmd}`);
+      }
+    } else {
+      // The stack is kept on purpose: it is what knows which resources to delete.
+      errors.push(
+        leakedMessage({ runId: s.runId, resourceGroup: s.state?.resourceGroup ?? null, expiresAt: s.state?.expiresAt ?? "unknown" }, cmd),
+      );
+      log(`azure: teardown FAILED — run ${s.runId} is leaked; finish with: ${cmd}`);
+    }
+    if (errors.length === 0) for (const p of await removeRunKeys(s.runDir)) removed.push(`key file ${p}`);
+    await this.saveState(s, {
+      status: !destroyed ? "leaked" : errors.length > 0 ? "stack-left" : "destroyed",
+      lastError: errors.length > 0 ? errors.join("\n") : undefined,
+    });
+    return { status: errors.length > 0 ? "failed" : "ok", errors, removed };
+  }
+
+  private async saveState(s: Session, patch: Partial<AzureRunState>): Promise<void> {
+    if (!s.state) return;
+    s.state = { ...s.state, ...patch, updatedAt: (this.options.now ?? (() => new Date()))().toISOString() };
+    try {
+      await writeRunState(s.runDir, s.state);
+    } catch (e) {
+      s.log(`azure: could not write ${join(azureDir(s.runDir), "state.json")}: ${(e as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,218 @@
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { z } from "zod";
+import type { TeardownReport } from "../../results/schema.ts";
+import { azureDir, removeRunKeys } from "./keys.ts";
+import { PROJECT_NAME, summarizeCommandError, type StackFactory } from "./stack.ts";
+
+/**
+ * `<runDir>/.azure/state.json`: what `latlab destroy <runId>` needs to finish a teardown
+ * later (backend, stack, where the passphrase is). Written 0600; holds no secret itself.
+ */
+export const AzureRunStateSchema = z.object({
+  runId: z.string(),
+  projectName: z.string(),
+  stackName: z.string(),
+  backendUrl: z.string(),
+  /** Where the stack's secrets passphrase is: `.azure/passphrase`, or PULUMI_CONFIG_PASSPHRASE. */
+  passphrase: z.enum(["file", "env"]),
+  /** Known once the stack reported its outputs. */
+  resourceGroup: z.string().nullable(),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+  /** "stack-left": resources destroyed, the stack record not removed (harmless; destroy again removes it). */
+  status: z.enum(["deploying", "up", "destroyed", "stack-left", "leaked", "not-deployed"]),
+  lastError: z.string().optional(),
+  updatedAt: z.string(),
+});
+export type AzureRunState = z.infer<typeof AzureRunStateSchema>;
+
+export const STATE_FILE = "state.json";
+export const PASSPHRASE_FILE = "passphrase";
+export const statePath = (runDir: string) => join(azureDir(runDir), STATE_FILE);
+
+export async function writeRunState(runDir: string, state: AzureRunState): Promise<void> {
+  const file = statePath(runDir);
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(AzureRunStateSchema.parse(state), null, 2)}\n`, { mode: 0o600 });
+  await chmod(tmp, 0o600);
+  await rename(tmp, file);
+}
+
+export async function readRunState(runDir: string): Promise<AzureRunState> {
+  return AzureRunStateSchema.parse(JSON.parse(await readFile(statePath(runDir), "utf8")));
+}
+
+/**
+ * The stack's secrets passphrase: PULUMI_CONFIG_PASSPHRASE when set (recorded as "env"),
+ * otherwise a random one written 0600 to `.azure/passphrase` so a later `latlab destroy` can
+ * open the stack.
+ */
+export async function createPassphrase(runDir: string, env: NodeJS.ProcessEnv): Promise<{ passphrase: string; source: "file" | "env" }> {
+  const fromEnv = env.PULUMI_CONFIG_PASSPHRASE;
+  if (fromEnv) return { passphrase: fromEnv, source: "env" };
+  const passphrase = randomBytes(32).toString("hex");
+  const file = join(azureDir(runDir), PASSPHRASE_FILE);
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(file, `${passphrase}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return { passphrase, source: "file" };
+}
+
+export async function readPassphrase(runDir: string, state: AzureRunState, env: NodeJS.ProcessEnv): Promise<string> {
+  if (state.passphrase === "env") {
+    const p = env.PULUMI_CONFIG_PASSPHRASE;
+    if (!p) throw new Error(`run ${state.runId}: its stack was created with PULUMI_CONFIG_PASSPHRASE from the environment; set it to the same value and try again`);
+    return p;
+  }
+  return (await readFile(join(azureDir(runDir), PASSPHRASE_FILE), "utf8")).trim();
+}
+
+/** The command that finishes a teardown later. */
+export function destroyCommand(runId: string, runDir: string, resultsRoot = "results"): string {
+  const standard = resolve(runDir) === resolve(resultsRoot, runId);
+  const arg = standard ? runId : resolve(runDir);
+  return `npx latlab destroy ${/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`}`;
+}
+
+/** Finds a run's folder from a run id (under resultsRoot) or a path to the folder itself. */
+export function findRunDir(runIdOrDir: string, resultsRoot: string): string | undefined {
+  for (const dir of [resolve(resultsRoot, runIdOrDir), resolve(runIdOrDir)]) {
+    if (existsSync(statePath(dir))) return dir;
+  }
+  return undefined;
+}
+
+export interface DestroyRunOptions {
+  /** Folder run folders are in (default "results"). */
+  resultsRoot?: string;
+  stackFactory: StackFactory;
+  log: (message: string) => void;
+  env?: NodeJS.ProcessEnv;
+  now?: () => Date;
+}
+
+/**
+ * `latlab destroy <runId>`: finishes the teardown of an Azure run whose destroy failed or never
+ * ran (crash, power cut…). Destroys and removes the stack named in `.azure/state.json`, records
+ * the outcome there and in results.json's `teardown` (when results.json exists), and removes
+ * the run's private keys once nothing is left. Safe to run again.
+ */
+export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions): Promise<TeardownReport> {
+  const resultsRoot = options.resultsRoot ?? "results";
+  const env = options.env ?? process.env;
+  const now = options.now ?? (() => new Date());
+  const log = options.log;
+  const runDir = findRunDir(runIdOrDir, resultsRoot);
+  if (!runDir) {
+    throw new Error(
+      `no Azure run state for "${runIdOrDir}" (looked for ${statePath(resolve(resultsRoot, runIdOrDir))}); ` +
+        "resources latlab created are tagged owner=latlab: `npx latlab sweep` lists the expired ones",
+    );
+  }
+  const state = await readRunState(runDir);
+  const cmd = destroyCommand(state.runId, runDir, resultsRoot);
+  if (state.status === "destroyed" || state.status === "not-deployed") {
+    log(`azure: run ${state.runId}: stack ${state.stackName} already ${state.status === "destroyed" ? "destroyed" : "had nothing deployed"}; nothing to do`);
+    const report: TeardownReport = { status: "ok", errors: [], removed: [] };
+    return report;
+  }
+
+  const errors: string[] = [];
+  const removed: string[] = [];
+  const lines = lineBuffer((l) => log(`azure: ${l}`));
+  let destroyed = false;
+  try {
+    const passphrase = await readPassphrase(runDir, state, env);
+    const driver = await options.stackFactory.open({
+      runId: state.runId,
+      projectName: state.projectName || PROJECT_NAME,
+      stackName: state.stackName,
+      backendUrl: state.backendUrl,
+      passphrase,
+      config: {},
+    });
+    log(`azure: destroying stack ${state.stackName} (backend ${state.backendUrl})…`);
+    try {
+      await driver.destroy({ onOutput: lines.push });
+      destroyed = true;
+      removed.push(`Azure resources of stack ${state.stackName}${state.resourceGroup ? ` (resource group ${state.resourceGroup})` : ""}`);
+    } finally {
+      lines.flush();
+    }
+    try {
+      await driver.remove();
+      removed.push(`Pulumi stack ${state.stackName}`);
+    } catch (e) {
+      errors.push(`resources destroyed, but removing stack ${state.stackName} failed: ${summarizeCommandError(e)}; run \`${cmd}\` again`);
+    }
+  } catch (e) {
+    errors.push(`destroy of stack ${state.stackName} failed: ${summarizeCommandError(e)}`);
+  }
+  if (!destroyed) errors.push(leakedMessage(state, cmd));
+  else if (errors.length === 0) for (const p of await removeRunKeys(runDir)) removed.push(`key file ${p}`);
+
+  const report: TeardownReport = { status: errors.length > 0 ? "failed" : "ok", errors, removed };
+  await writeRunState(runDir, {
+    ...state,
+    status: destroyed ? (errors.length > 0 ? "stack-left" : "destroyed") : "leaked",
+    ...(errors.length > 0 ? { lastError: errors.join("\n") } : { lastError: undefined }),
+    updatedAt: now().toISOString(),
+  });
+  await markResults(runDir, report, now(), log);
+  return report;
+}
+
+/** The sentence every failed destroy carries. */
+export function leakedMessage(state: Pick<AzureRunState, "runId" | "resourceGroup" | "expiresAt">, command: string): string {
+  return (
+    `the Azure resources of run ${state.runId} are leaked (they keep costing money)` +
+    `${state.resourceGroup ? `: resource group ${state.resourceGroup}` : ""}, tagged owner=latlab, expiresAt=${state.expiresAt}. ` +
+    `Finish the teardown with: ${command}`
+  );
+}
+
+/** Records a later teardown in results.json, when the run wrote one; keeps the first attempt's errors. */
+async function markResults(runDir: string, report: TeardownReport, at: Date, log: (m: string) => void): Promise<void> {
+  const file = join(runDir, "results.json");
+  if (!existsSync(file)) return;
+  try {
+    const results = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
+    const before = results.teardown as Partial<TeardownReport> | undefined;
+    const earlier = (before?.errors ?? []).map((e) => `(earlier attempt) ${e}`);
+    results.teardown = {
+      status: report.status,
+      errors: report.status === "ok" ? [] : [...report.errors, ...earlier],
+      removed: [
+        ...(before?.removed ?? []),
+        ...report.removed,
+        ...(report.status === "ok" ? [`teardown finished by \`latlab destroy\` at ${at.toISOString()}${earlier.length ? ` after a failed first attempt: ${(before?.errors ?? []).join("; ")}` : ""}`] : []),
+      ],
+    };
+    const tmp = `${file}.tmp`;
+    await writeFile(tmp, `${JSON.stringify(results, null, 2)}\n`);
+    await rename(tmp, file);
+  } catch (e) {
+    log(`azure: could not update ${file}: ${(e as Error).message}`);
+  }
+}
+
+/** Splits streamed output into lines. */
+export function lineBuffer(onLine: (line: string) => void): { push: (chunk: string) => void; flush: () => void } {
+  let pending = "";
+  return {
+    push: (chunk: string) => {
+      pending += chunk;
+      const parts = pending.split(/\r?\n|\r/);
+      pending = parts.pop() ?? "";
+      for (const p of parts) if (p.trim()) onLine(p.trimEnd());
+    },
+    flush: () => {
+      if (pending.trim()) onLine(pending.trimEnd());
+      pending = "";
+    },
+  };
+}

@@ -1,0 +1,252 @@
+import type { DefinitionIssue } from "../../dsl/errors.ts";
+import type { Cell, Plan } from "../../plan/types.ts";
+import { qperfDataPort } from "../../tools/qperf/index.ts";
+import { findTool } from "../../tools/registry.ts";
+import { hostName } from "./types.ts";
+
+/**
+ * The address plan and the firewall plan of an Azure run, as pure data (no Pulumi here):
+ * one VNet per region (non-overlapping /16s of 10.0.0.0/8), one /24 subnet per deployment and
+ * region, static private addresses, peering both ways between regions that share a deployment,
+ * and the inbound rules of every host's NSG. These ranges are Azure VNet ranges, never
+ * contacted from the machine that computes them.
+ */
+
+/** First port a measure's server listens on (measure i: +i). Same value as the runner's BASE_PORT (a test ties them). */
+export const BENCHMARK_BASE_PORT = 11_000;
+export const SSH_PORT = 22;
+/** Second octet of the first region's /16: 10.10.0.0/16, then 10.11.0.0/16… */
+export const FIRST_REGION_OCTET = 10;
+const MAX_REGIONS = 256 - FIRST_REGION_OCTET;
+/** A /24 per deployment and region: the third octet is the deployment index. */
+export const MAX_DEPLOYMENTS = 256;
+/** Azure reserves .0-.3 and .255 of every subnet. */
+const FIRST_HOST_OCTET = 4;
+const MAX_HOSTS_PER_SUBNET = 255 - FIRST_HOST_OCTET;
+
+export interface VnetPlan {
+  region: string;
+  addressPrefix: string;
+}
+
+export interface SubnetPlan {
+  /** Key used by hosts: `<region>/d<index>`. */
+  key: string;
+  region: string;
+  deployment: string;
+  deploymentIndex: number;
+  name: string;
+  addressPrefix: string;
+}
+
+export interface HostAddress {
+  /** hostName(deployment index, role): the key of settings.hostKeys and of every per-host resource. */
+  name: string;
+  deployment: string;
+  deploymentIndex: number;
+  role: string;
+  region: string;
+  subnet: string;
+  privateIp: string;
+}
+
+export interface PeeringPlan {
+  from: string;
+  to: string;
+}
+
+export interface AddressPlan {
+  vnets: VnetPlan[];
+  subnets: SubnetPlan[];
+  hosts: HostAddress[];
+  /** Both directions of every region pair that some deployment spans. */
+  peerings: PeeringPlan[];
+}
+
+/** Regions in the order the plan first uses them. */
+export function planRegions(plan: Plan): string[] {
+  const regions: string[] = [];
+  for (const d of plan.deployments) for (const h of d.hosts) if (!regions.includes(h.region)) regions.push(h.region);
+  return regions;
+}
+
+export function addressPlanIssues(plan: Plan): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = [];
+  const regions = planRegions(plan);
+  if (regions.length > MAX_REGIONS) issues.push({ path: "variants", message: `${regions.length} regions; the address plan has room for ${MAX_REGIONS}` });
+  if (plan.deployments.length > MAX_DEPLOYMENTS) {
+    issues.push({ path: "deployments", message: `${plan.deployments.length} deployments (variants × replicas); one Azure run has room for ${MAX_DEPLOYMENTS} (a /24 each): split the experiment` });
+  }
+  for (const d of plan.deployments) {
+    for (const region of regions) {
+      const n = d.hosts.filter((h) => h.region === region).length;
+      if (n > MAX_HOSTS_PER_SUBNET) issues.push({ path: `deployments[${d.id}]`, message: `${n} hosts in ${region}; a /24 subnet holds ${MAX_HOSTS_PER_SUBNET}` });
+    }
+  }
+  return issues;
+}
+
+/** The address plan. Throws when addressPlanIssues() is not empty. */
+export function addressPlan(plan: Plan): AddressPlan {
+  const issues = addressPlanIssues(plan);
+  if (issues.length) throw new Error(issues.map((i) => `${i.path}: ${i.message}`).join("; "));
+  const regions = planRegions(plan);
+  const octet = new Map(regions.map((r, i) => [r, FIRST_REGION_OCTET + i]));
+  const vnets = regions.map((region) => ({ region, addressPrefix: `10.${octet.get(region)}.0.0/16` }));
+  const subnets: SubnetPlan[] = [];
+  const hosts: HostAddress[] = [];
+  const pairs = new Set<string>();
+  for (const d of plan.deployments) {
+    const used = regions.filter((r) => d.hosts.some((h) => h.region === r));
+    for (const region of used) {
+      const key = `${region}/d${d.index}`;
+      const prefix = `10.${octet.get(region)}.${d.index}`;
+      subnets.push({ key, region, deployment: d.id, deploymentIndex: d.index, name: `d${d.index}`, addressPrefix: `${prefix}.0/24` });
+      d.hosts
+        .filter((h) => h.region === region)
+        .forEach((h, i) => {
+          hosts.push({ name: hostName(d.index, h.role), deployment: d.id, deploymentIndex: d.index, role: h.role, region, subnet: key, privateIp: `${prefix}.${FIRST_HOST_OCTET + i}` });
+        });
+    }
+    for (const a of used) for (const b of used) if (a !== b) pairs.add(`${a}>${b}`);
+  }
+  const peerings = [...pairs].map((p) => {
+    const [from, to] = p.split(">") as [string, string];
+    return { from, to };
+  });
+  return { vnets, subnets, hosts, peerings };
+}
+
+// ---------------------------------------------------------------------------------------------
+// NSG rules
+
+export type RuleProtocol = "Tcp" | "Udp" | "Icmp";
+
+/** Where a rule lets traffic in from: a fixed prefix, or the public IP of another host (known only once Azure allocates it). */
+export type RuleSource = { kind: "prefix"; prefix: string } | { kind: "publicIpOf"; host: string };
+
+export interface InboundRule {
+  name: string;
+  priority: number;
+  access: "Allow" | "Deny";
+  protocol: RuleProtocol | "*";
+  sources: RuleSource[];
+  /** Azure service tag as source (only the closing deny uses one). */
+  sourceTag?: "VirtualNetwork";
+  destinationPort: string;
+  /** The host's own private address (NSG rules see the private address, also for public-path traffic). */
+  destination: string;
+  /** Why this rule exists, for the listing. */
+  why: string;
+}
+
+export interface ToolTraffic {
+  protocol: RuleProtocol;
+  /** Destination port, or "*" for ICMP. */
+  port: string;
+}
+
+type TrafficRule = (params: Record<string, unknown>, port: number) => ToolTraffic[];
+
+const both = (port: number | string): ToolTraffic[] => [
+  { protocol: "Tcp", port: String(port) },
+  { protocol: "Udp", port: String(port) },
+];
+
+/**
+ * What each tool sends to the host it measures, when its server port alone does not say it
+ * (port = the measure's server port, BENCHMARK_BASE_PORT + measure index). A tool with a server
+ * and no entry here gets TCP and UDP on its server port; a serverless tool with no entry is
+ * refused (latlab will not guess a firewall hole).
+ */
+export const TOOL_TRAFFIC: Readonly<Record<string, TrafficRule>> = {
+  ping: () => [{ protocol: "Icmp", port: "*" }],
+  // nmap SYN probes to one TCP port of the target (default 22, its sshd).
+  traceroute: (params) => [{ protocol: "Tcp", port: String(typeof params.port === "number" ? params.port : 22) }],
+  // qperf: the listen (control) port and a second, data port (TCP for tcp_*, UDP for udp_lat).
+  qperf: (params, port) => [...both(port), ...both(qperfDataPort(port, { dataPort: typeof params.dataPort === "number" ? params.dataPort : undefined }))],
+};
+
+/** The traffic one cell sends to its "to" host, or undefined when latlab cannot tell. */
+export function cellTraffic(cell: Pick<Cell, "tool" | "params" | "measure">): ToolTraffic[] | undefined {
+  const port = BENCHMARK_BASE_PORT + cell.measure;
+  const rule = Object.hasOwn(TOOL_TRAFFIC, cell.tool) ? TOOL_TRAFFIC[cell.tool] : undefined;
+  if (rule) return rule(cell.params, port);
+  const tool = findTool(cell.tool);
+  if (!tool) return undefined;
+  const server = tool.server({ bindAddress: "0.0.0.0", port, workDir: "/tmp/latlab", assetsDir: "/tmp/latlab" }, cell.params);
+  return server ? both(server.port) : undefined;
+}
+
+export const CLOSING_DENY_PRIORITY = 4000;
+
+/**
+ * Inbound rules per host (keyed by host name). SSH only from `sshFrom`; each benchmark port
+ * only from the hosts that measure this host: their private addresses for the private path,
+ * their public IPs for the public path. A closing rule denies the rest of the VirtualNetwork
+ * (Azure's default AllowVnetInBound would otherwise let every peered host in); the Internet is
+ * already denied by Azure's DenyAllInBound.
+ */
+export function inboundRules(plan: Plan, addresses: AddressPlan, sshFrom: string): Map<string, InboundRule[]> {
+  const byKey = new Map(addresses.hosts.map((h) => [`${h.deployment}\u0000${h.role}`, h]));
+  const out = new Map<string, InboundRule[]>();
+  for (const host of addresses.hosts) {
+    const rules: InboundRule[] = [
+      {
+        name: "allow-ssh-from-runner",
+        priority: 100,
+        access: "Allow",
+        protocol: "Tcp",
+        sources: [{ kind: "prefix", prefix: sshFrom }],
+        destinationPort: String(SSH_PORT),
+        destination: host.privateIp,
+        why: "the runner's SSH (settings.sshFrom)",
+      },
+    ];
+    // (path, protocol, port) → clients
+    const groups = new Map<string, { path: "private" | "public"; traffic: ToolTraffic; tool: string; clients: Set<string> }>();
+    for (const cell of plan.cells) {
+      if (cell.deployment !== host.deployment || cell.to !== host.role) continue;
+      const client = byKey.get(`${cell.deployment}\u0000${cell.from}`);
+      if (!client) continue;
+      for (const traffic of cellTraffic(cell) ?? []) {
+        const key = `${cell.path}/${traffic.protocol}/${traffic.port}`;
+        const g = groups.get(key) ?? { path: cell.path, traffic, tool: cell.tool, clients: new Set<string>() };
+        g.clients.add(client.name);
+        groups.set(key, g);
+      }
+    }
+    let priority = 200;
+    for (const g of [...groups.values()].sort((a, b) => (a.path + a.traffic.port + a.traffic.protocol).localeCompare(b.path + b.traffic.port + b.traffic.protocol))) {
+      const clients = [...g.clients].sort();
+      const sources: RuleSource[] =
+        g.path === "private"
+          ? clients.map((c) => ({ kind: "prefix", prefix: `${addresses.hosts.find((h) => h.name === c)!.privateIp}/32` }))
+          : clients.map((c) => ({ kind: "publicIpOf", host: c }));
+      const port = g.traffic.port === "*" ? "" : `-${g.traffic.port}`;
+      rules.push({
+        name: `allow-${g.tool}-${g.traffic.protocol.toLowerCase()}${port}-${g.path}`,
+        priority: priority++,
+        access: "Allow",
+        protocol: g.traffic.protocol,
+        sources,
+        destinationPort: g.traffic.port,
+        destination: host.privateIp,
+        why: `${g.tool} from ${clients.join(", ")} over the ${g.path} path`,
+      });
+    }
+    rules.push({
+      name: "deny-other-vnet-inbound",
+      priority: CLOSING_DENY_PRIORITY,
+      access: "Deny",
+      protocol: "*",
+      sources: [],
+      sourceTag: "VirtualNetwork",
+      destinationPort: "*",
+      destination: "*",
+      why: "overrides Azure's default AllowVnetInBound (peered VNets included)",
+    });
+    out.set(host.name, rules);
+  }
+  return out;
+}

@@ -1,0 +1,211 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { PulumiFn } from "@pulumi/pulumi/automation/index.js";
+
+/**
+ * The ONE seam between latlab and the Pulumi Automation API. Everything above it (the Azure
+ * target's deploy/teardown flow, `latlab destroy`) talks to a StackDriver and is tested against
+ * a fake; the real driver below is kept thin because it cannot run without the Pulumi CLI and
+ * an Azure account.
+ */
+
+/** An inline Pulumi program: registers resources, resolves to the stack outputs. */
+export type PulumiProgram = () => Promise<unknown>;
+
+export interface StackOperationOptions {
+  /** Raw output of the operation as it arrives (chunks, not necessarily whole lines). */
+  onOutput: (chunk: string) => void;
+  /** Aborts the operation (the Pulumi CLI gets SIGINT and cancels gracefully). */
+  signal?: AbortSignal;
+}
+
+export interface StackDriver {
+  readonly stackName: string;
+  /** Creates/updates the stack's resources; rejects on failure or abort. */
+  up(options: StackOperationOptions): Promise<void>;
+  /** The stack's outputs, plain values (secrets unwrapped). */
+  outputs(): Promise<Record<string, unknown>>;
+  /** Deletes every resource of the stack; rejects when anything is left. */
+  destroy(options: StackOperationOptions): Promise<void>;
+  /** Removes the (empty) stack from the backend. */
+  remove(): Promise<void>;
+}
+
+export interface StackOpenOptions {
+  runId: string;
+  projectName: string;
+  stackName: string;
+  /** Needed for up(); destroy() and remove() work from the stack's state alone. */
+  program?: PulumiProgram;
+  /** `file://<dir>` (state in `<dir>/.pulumi/`), or any Pulumi backend URL. */
+  backendUrl: string;
+  /** Encrypts the stack's secrets (PULUMI_CONFIG_PASSPHRASE). */
+  passphrase: string;
+  /** Stack config, e.g. `{ "azure-native:location": "uksouth" }`. */
+  config: Record<string, string>;
+}
+
+export interface StackFactory {
+  /** Creates the stack, or selects it when it exists, and applies the config. */
+  open(options: StackOpenOptions): Promise<StackDriver>;
+}
+
+export const PROJECT_NAME = "latlab";
+
+/** A Pulumi stack name for a run id (letters, digits, `-`, `_`, `.`). */
+export const stackNameFor = (runId: string) => `latlab-${runId.replace(/[^A-Za-z0-9_.-]/g, "-")}`;
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+export class PulumiCliMissingError extends Error {
+  constructor(detail: string) {
+    super(pulumiCliMissingMessage(detail));
+    this.name = "PulumiCliMissingError";
+  }
+}
+
+/** What to tell someone whose Pulumi CLI cannot be found or used. */
+export function pulumiCliMissingMessage(detail: string): string {
+  const why = /ENOENT/.test(detail) ? "the Pulumi CLI (`pulumi`) was not found on PATH" : `the Pulumi CLI could not be used: ${firstLine(detail)}`;
+  return (
+    `azure target: ${why}. The Azure target drives Pulumi through its Automation API, which needs the CLI: ` +
+    "install the Pulumi CLI (see pulumi.com/docs/install, e.g. `curl -fsSL https://get.pulumi.com | sh`) " +
+    "or pass --install-pulumi to let latlab install it with PulumiCommand.install() (into ~/.pulumi/versions/)."
+  );
+}
+
+const firstLine = (s: string) =>
+  s
+    .split("\n")
+    .map((l) => l.trim())
+    .find((l) => l.length > 0 && !/^code:/.test(l)) ?? s.trim();
+
+/**
+ * A Pulumi CommandError's message is "code: N\n stdout: …\n stderr: …\n err?: …": keep the end
+ * of stderr (where the reason is), or of stdout when stderr is empty.
+ */
+export function summarizeCommandError(error: unknown, maxLines = 15): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const m = /\n stdout: ([\s\S]*?)\n stderr: ([\s\S]*?)\n err\?: ([\s\S]*)$/.exec(message);
+  if (!m) return message.trim();
+  const [, stdout = "", stderr = "", err = ""] = m;
+  const pick = stderr.trim() || err.trim() || stdout.trim();
+  const lines = pick.split("\n").map((l) => l.trimEnd()).filter((l) => l.trim().length > 0);
+  const code = /^code: (-?\d+)/.exec(message)?.[1];
+  return `${lines.slice(-maxLines).join("\n")}${code !== undefined ? ` (exit code ${code})` : ""}`;
+}
+
+export class StackOperationError extends Error {
+  constructor(operation: string, stackName: string, cause: unknown) {
+    super(`pulumi ${operation} of stack ${stackName} failed: ${summarizeCommandError(cause)}`, { cause });
+    this.name = "StackOperationError";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real implementation, over @pulumi/pulumi/automation (needs the Pulumi CLI)
+
+type Automation = typeof import("@pulumi/pulumi/automation/index.js");
+type PulumiCommandT = Awaited<ReturnType<Automation["PulumiCommand"]["get"]>>;
+
+export interface PulumiStackFactoryOptions {
+  /** May latlab install the Pulumi CLI when it is missing (`--install-pulumi`)? Default false. */
+  installPulumi?: boolean;
+  /**
+   * Where to look for a CLI installed by PulumiCommand.install(). Default
+   * `~/.pulumi/versions/<SDK version>`, where install() puts it.
+   */
+  installRoot?: string;
+  /** Look on PATH first (default true; tests turn it off to be independent of the machine). */
+  searchPath?: boolean;
+  log?: (message: string) => void;
+}
+
+// Plain Node ESM refuses directory imports of this CommonJS package: name the file.
+const loadAutomation = (): Promise<Automation> => import("@pulumi/pulumi/automation/index.js");
+
+async function sdkVersion(): Promise<string> {
+  const m = (await import("@pulumi/pulumi/version.js")) as { version?: string; default?: { version?: string } };
+  return m.version ?? m.default?.version ?? "latest";
+}
+
+/** Finds the Pulumi CLI (PATH, then latlab's install root), or installs it when allowed. */
+export async function locatePulumiCli(options: PulumiStackFactoryOptions = {}): Promise<PulumiCommandT> {
+  const { PulumiCommand } = await loadAutomation();
+  const root = options.installRoot ?? join(homedir(), ".pulumi", "versions", await sdkVersion());
+  const failures: string[] = [];
+  if (options.searchPath ?? true) {
+    try {
+      return await PulumiCommand.get();
+    } catch (e) {
+      failures.push((e as Error).message);
+    }
+  }
+  try {
+    return await PulumiCommand.get({ root });
+  } catch (e) {
+    failures.push((e as Error).message);
+  }
+  if (!options.installPulumi) throw new PulumiCliMissingError(failures[0] ?? "not found");
+  options.log?.(`azure: installing the Pulumi CLI into ${root} (PulumiCommand.install())…`);
+  try {
+    return await PulumiCommand.install({ root });
+  } catch (e) {
+    throw new Error(`azure target: installing the Pulumi CLI failed: ${summarizeCommandError(e)}`, { cause: e });
+  }
+}
+
+/** The real StackFactory: a LocalWorkspace with an inline program per run. */
+export function createPulumiStackFactory(options: PulumiStackFactoryOptions = {}): StackFactory {
+  return {
+    async open(o) {
+      const pulumiCommand = await locatePulumiCli(options);
+      const { LocalWorkspace } = await loadAutomation();
+      const program = (o.program ?? (async () => ({}))) as PulumiFn;
+      let stack;
+      try {
+        stack = await LocalWorkspace.createOrSelectStack(
+          { stackName: o.stackName, projectName: o.projectName, program },
+          {
+            pulumiCommand,
+            projectSettings: { name: o.projectName, runtime: "nodejs", backend: { url: o.backendUrl } },
+            envVars: { PULUMI_CONFIG_PASSPHRASE: o.passphrase, PULUMI_SKIP_UPDATE_CHECK: "true" },
+          },
+        );
+        for (const [key, value] of Object.entries(o.config)) await stack.setConfig(key, { value });
+      } catch (e) {
+        throw new StackOperationError("stack select/create", o.stackName, e);
+      }
+      const s = stack;
+      return {
+        stackName: o.stackName,
+        async up({ onOutput, signal }) {
+          try {
+            await s.up({ onOutput, onError: onOutput, ...(signal ? { signal } : {}) });
+          } catch (e) {
+            throw new StackOperationError("up", o.stackName, e);
+          }
+        },
+        async outputs() {
+          const out = await s.outputs();
+          return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, v.value as unknown]));
+        },
+        async destroy({ onOutput, signal }) {
+          try {
+            await s.destroy({ onOutput, onError: onOutput, ...(signal ? { signal } : {}) });
+          } catch (e) {
+            throw new StackOperationError("destroy", o.stackName, e);
+          }
+        },
+        async remove() {
+          try {
+            await s.workspace.removeStack(o.stackName);
+          } catch (e) {
+            throw new StackOperationError("stack rm", o.stackName, e);
+          }
+        },
+      };
+    },
+  };
+}

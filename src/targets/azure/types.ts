@@ -1,0 +1,42 @@
+import { z } from "zod";
+
+/**
+ * What the Azure program needs besides the plan. Secrets (private keys) are inputs to the
+ * program only; they are never printed, never written into results.
+ */
+export interface AzureSettings {
+  runId: string;
+  experiment: string;
+  /** Where the runner's SSH comes from: a CIDR, never "*" or 0.0.0.0/0. */
+  sshFrom: string;
+  adminUsername: string;
+  /** The run's client key, RSA (Azure's safe choice), OpenSSH public key line. */
+  sshPublicKey: string;
+  /** Host keys latlab generated, by host name (see hostName()), written by cloud-init. */
+  hostKeys: Record<string, { privateKey: string; publicKey: string }>;
+  createdAt: Date;
+  /** Tag value past which the sweeper may delete the run: must exceed the worst-case run time. */
+  expiresAt: Date;
+}
+
+/** One host as the deployed stack reports it: what the runner needs to reach it. */
+export const AzureHostOutputSchema = z.object({
+  deployment: z.string(),
+  role: z.string(),
+  publicIp: z.string(),
+  privateIp: z.string(),
+  /** The host public key latlab generated for this host (pinned by the runner). */
+  hostKey: z.string(),
+  vmName: z.string(),
+});
+export type AzureHostOutput = z.infer<typeof AzureHostOutputSchema>;
+
+/** The stack's outputs. */
+export const AzureOutputsSchema = z.object({
+  resourceGroup: z.string(),
+  hosts: z.array(AzureHostOutputSchema),
+});
+export type AzureOutputs = z.infer<typeof AzureOutputsSchema>;
+
+/** Azure-safe, unique-per-deployment host name: `d<deployment index>-<role>`. */
+export const hostName = (deploymentIndex: number, role: string) => `d${deploymentIndex}-${role}`;

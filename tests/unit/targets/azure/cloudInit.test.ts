@@ -1,0 +1,108 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { PACKAGES, READY_MARKER, cloudConfig, customData, hostKeyProblem } from "../../../../src/targets/azure/cloudInit.ts";
+import { deriveHostKeys, ed25519FromSeed, rsaModulusBits, sshKeyType, throwawayRsaPublicKey } from "../../../../src/targets/azure/hostKeys.ts";
+import { SEED } from "./helpers.ts";
+
+const keys = deriveHostKeys(SEED, ["d0-client", "d0-server"]);
+const hasPyYaml = spawnSync("python3", ["-c", "import yaml"]).status === 0;
+const hasSshKeygen = spawnSync("ssh-keygen", ["-?"]).error === undefined;
+
+describe("cloud-init", () => {
+  const text = cloudConfig({ hostName: "d0-client", hostKey: keys["d0-client"]! });
+
+  it("installs the tools, disables root and passwords, writes this host's key and no other", () => {
+    expect(text.startsWith("#cloud-config\n")).toBe(true);
+    for (const p of PACKAGES) expect(text).toContain(`- "${p}"`);
+    expect([...PACKAGES]).toEqual(["sockperf", "iperf3", "qperf", "nmap", "python3"]);
+    expect(text).toContain("disable_root: true");
+    expect(text).toContain("ssh_pwauth: false");
+    expect(text).toContain("ssh_deletekeys: true");
+    expect(text).toContain("ssh_genkeytypes: []");
+    expect(text).toContain("PermitRootLogin no");
+    expect(text).toContain("PasswordAuthentication no");
+    expect(text).toContain("HostKey /etc/ssh/ssh_host_ed25519_key");
+    expect(text).toContain(`ed25519_public: "${keys["d0-client"]!.publicKey}"`);
+    for (const line of keys["d0-client"]!.privateKey.trim().split("\n")) expect(text).toContain(`    ${line}`);
+    // Nothing of the other host, and only one private key block.
+    expect(text).not.toContain(keys["d0-server"]!.publicKey.split(" ")[1]!);
+    expect(text).not.toContain(keys["d0-server"]!.privateKey.split("\n")[4]!);
+    expect(text.match(/BEGIN [A-Z]* ?PRIVATE KEY/g)).toHaveLength(1);
+    expect(text).toContain(READY_MARKER);
+  });
+
+  it("is valid YAML with the structure cloud-init reads", { skip: !hasPyYaml }, () => {
+    const json = execFileSync("python3", ["-c", "import sys, yaml, json; print(json.dumps(yaml.safe_load(sys.stdin.read())))"], { input: text }).toString();
+    const doc = JSON.parse(json);
+    expect(doc.ssh_keys.ed25519_private).toBe(keys["d0-client"]!.privateKey);
+    expect(doc.ssh_keys.ed25519_public).toBe(keys["d0-client"]!.publicKey);
+    expect(doc.ssh_genkeytypes).toEqual([]);
+    expect(doc.packages).toEqual([...PACKAGES]);
+    expect(doc.write_files[0].path).toBe("/etc/ssh/sshd_config.d/60-latlab.conf");
+    expect(doc.hostname).toBe("d0-client");
+  });
+
+  it("base64-encodes for customData", () => {
+    const b64 = customData({ hostName: "d0-client", hostKey: keys["d0-client"]! });
+    expect(b64).toMatch(/^[A-Za-z0-9+/]+=*$/);
+    expect(Buffer.from(b64, "base64").toString("utf8")).toBe(text);
+  });
+
+  it("refuses a key pair it cannot write, and never a client key in place of a host key", () => {
+    expect(hostKeyProblem({ privateKey: "x", publicKey: "ssh-ed25519 AAAA" })).toMatch(/not an OpenSSH public key line/);
+    expect(hostKeyProblem({ privateKey: "not a key", publicKey: keys["d0-client"]!.publicKey })).toMatch(/not a PEM\/OpenSSH private key block/);
+    expect(() => cloudConfig({ hostName: "x", hostKey: { privateKey: "", publicKey: "" } })).toThrow(/host key for x/);
+  });
+});
+
+describe("host keys", () => {
+  it("derive the same Ed25519 keys from the same seed, different ones per host", () => {
+    const again = deriveHostKeys(SEED, ["d0-client"]);
+    expect(again["d0-client"]).toEqual(keys["d0-client"]);
+    expect(keys["d0-client"]!.publicKey).not.toBe(keys["d0-server"]!.publicKey);
+    expect(sshKeyType(keys["d0-client"]!.publicKey)).toBe("ssh-ed25519");
+    expect(() => deriveHostKeys("short", ["x"])).toThrow(/at least 32 characters/);
+  });
+
+  it("a seed gives byte-for-byte the same OpenSSH key every time (encoded by keys.ts, seed-derived check int)", () => {
+    // Golden values: what hostKeys.ts produced with its own encoder before keys.ts became the only one.
+    const k = ed25519FromSeed(Buffer.alloc(32, 7), "c");
+    expect(k.publicKey).toBe("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOpKbGPinFIKvvVQexMuxfmVR3auvr57kkIe6mkURtIs c");
+    expect(k.privateKey).toBe(
+      [
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+        "QyNTUxOQAAACDqSmxj4pxSCr71UHsTLsX5lUd2rr6+e5JCHuppFEbSLAAAAIhLsG+OS7Bv",
+        "jgAAAAtzc2gtZWQyNTUxOQAAACDqSmxj4pxSCr71UHsTLsX5lUd2rr6+e5JCHuppFEbSLA",
+        "AAAEAHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHB+pKbGPinFIKvvVQexMuxfmV",
+        "R3auvr57kkIe6mkURtIsAAAAAWMBAgME",
+        "-----END OPENSSH PRIVATE KEY-----",
+        "",
+      ].join("\n"),
+    );
+    expect(() => ed25519FromSeed(Buffer.alloc(31))).toThrow(/32 bytes/);
+  });
+
+  it("are real OpenSSH keys: ssh-keygen -y gives back the public line", { skip: !hasSshKeygen }, () => {
+    const dir = mkdtempSync(join(tmpdir(), "latlab-hk-"));
+    try {
+      const file = join(dir, "k");
+      writeFileSync(file, ed25519FromSeed(Buffer.alloc(32, 7), "c").privateKey, { mode: 0o600 });
+      const pub = execFileSync("ssh-keygen", ["-y", "-f", file]).toString().trim();
+      expect(pub).toBe(ed25519FromSeed(Buffer.alloc(32, 7), "c").publicKey);
+      writeFileSync(join(dir, "r.pub"), `${throwawayRsaPublicKey()}\n`);
+      expect(execFileSync("ssh-keygen", ["-l", "-f", join(dir, "r.pub")]).toString()).toMatch(/^2048 SHA256:.*\(RSA\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("read RSA key sizes", () => {
+    expect(rsaModulusBits(throwawayRsaPublicKey(2048))).toBe(2048);
+    expect(rsaModulusBits(keys["d0-client"]!.publicKey)).toBeUndefined();
+    expect(rsaModulusBits("ssh-rsa !!!")).toBeUndefined();
+  });
+});

@@ -1,0 +1,195 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { buildPlan, defineExperiment, ResultsSchema } from "../../../../src/index.ts";
+import type { Progress } from "../../../../src/runner/progress.ts";
+import { runExperiment } from "../../../../src/runner/runExperiment.ts";
+import { AzureTarget } from "../../../../src/targets/azure/azureTarget.ts";
+import { AzureRunStateSchema, destroyCommand, destroyRun, writeRunState, type AzureRunState } from "../../../../src/targets/azure/destroyRun.ts";
+import type { StackFactory, StackOpenOptions } from "../../../../src/targets/azure/stack.ts";
+import { hostName, type AzureSettings } from "../../../../src/targets/azure/types.ts";
+import { abortAfterUp } from "./helpers.ts";
+
+const experiment = defineExperiment({
+  name: "leak",
+  description: "x",
+  defaults: { region: "uksouth" },
+  hosts: { client: {}, server: {} },
+  measure: [{ tool: "ping" }],
+});
+const plan = buildPlan(experiment);
+const RUN_ID = "20260101-120000-beef";
+
+function fakeFactory(b: { destroyError?: Error; removeError?: Error } = {}) {
+  const calls: string[] = [];
+  const opened: StackOpenOptions[] = [];
+  const factory: StackFactory = {
+    async open(o) {
+      calls.push("open");
+      opened.push(o);
+      let outputs: unknown = {};
+      return {
+        stackName: o.stackName,
+        async up() {
+          calls.push("up");
+          outputs = await o.program!();
+        },
+        async outputs() {
+          return outputs as Record<string, unknown>;
+        },
+        async destroy({ onOutput }) {
+          calls.push("destroy");
+          onOutput("Destroying (leak):\n  - rg deleted\n");
+          if (b.destroyError) throw b.destroyError;
+        },
+        async remove() {
+          calls.push("remove");
+          if (b.removeError) throw b.removeError;
+        },
+      };
+    },
+  };
+  return { factory, calls, opened };
+}
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const tempRoot = () => {
+  const d = mkdtempSync(join(tmpdir(), "latlab-destroy-"));
+  dirs.push(d);
+  return d;
+};
+const readState = (runDir: string) => AzureRunStateSchema.parse(JSON.parse(readFileSync(join(runDir, ".azure", "state.json"), "utf8")));
+const readResults = (runDir: string) => ResultsSchema.parse(JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")));
+
+/** A run whose teardown failed, through the real runner: results.json says leaked, state.json says leaked. */
+async function leakedRun() {
+  const root = tempRoot();
+  const runDir = join(root, RUN_ID);
+  const first = fakeFactory({ destroyError: new Error("code: 255\n stdout: \n stderr: error: 409 Conflict\n err?: ") });
+  const target = new AzureTarget({
+    stackFactory: first.factory,
+    createProgram: (p, settings: AzureSettings) => async () => ({
+      resourceGroup: "rg-leak",
+      hosts: p.deployments.flatMap((d) =>
+        d.hosts.map((h) => ({ deployment: d.id, role: h.role, publicIp: "192.0.2.1", privateIp: "10.0.0.4", hostKey: settings.hostKeys[hostName(d.index, h.role)]!.publicKey, vmName: "vm" })),
+      ),
+    }),
+    sshFrom: "198.51.100.1/32",
+    resultsRoot: root,
+    env: {},
+  });
+  const progress: Progress = { start() {}, cellStarted() {}, cellFinished() {}, log() {}, stop() {} };
+  const controller = new AbortController(); // no SSH in unit tests: the runner stops right after up()
+  const results = await runExperiment({ experiment, source: "leak.ts", plan, target: abortAfterUp(target, controller), runId: RUN_ID, runDir, progress, signal: controller.signal });
+  expect(results.teardown.status).toBe("failed");
+  expect(readState(runDir).status).toBe("leaked");
+  expect(readState(runDir).resourceGroup).toBe("rg-leak");
+  return { root, runDir, first };
+}
+
+describe("destroyRun (latlab destroy <runId>)", () => {
+  it("finishes a leaked run: same stack, backend and passphrase; destroy + remove; state, keys and results.json updated", async () => {
+    const { root, runDir, first } = await leakedRun();
+    const later = fakeFactory();
+    const lines: string[] = [];
+    const report = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: later.factory, log: (m) => lines.push(m), env: {} });
+
+    expect(later.calls).toEqual(["open", "destroy", "remove"]);
+    const o = later.opened[0]!;
+    const firstOpen = first.opened[0]!;
+    expect([o.stackName, o.backendUrl, o.passphrase, o.projectName]).toEqual([firstOpen.stackName, firstOpen.backendUrl, firstOpen.passphrase, firstOpen.projectName]);
+    expect(o.backendUrl).toBe(`file://${runDir}`);
+    expect(report).toMatchObject({ status: "ok", errors: [] });
+    expect(report.removed).toEqual(expect.arrayContaining([`Azure resources of stack latlab-${RUN_ID} (resource group rg-leak)`, `Pulumi stack latlab-${RUN_ID}`]));
+    expect(lines).toContain("azure:   - rg deleted");
+
+    expect(readState(runDir).status).toBe("destroyed");
+    expect(existsSync(join(runDir, ".azure", "client_rsa"))).toBe(false);
+    const results = readResults(runDir);
+    expect(results.teardown.status).toBe("ok");
+    expect(results.teardown.errors).toEqual([]);
+    expect(results.teardown.removed.join("\n")).toMatch(/teardown finished by `latlab destroy` at .* after a failed first attempt: .*409 Conflict/);
+
+    // Again: nothing to do, no stack opened.
+    const again = fakeFactory();
+    expect((await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: again.factory, log: () => undefined })).status).toBe("ok");
+    expect(again.calls).toEqual([]);
+  });
+
+  it("a destroy that fails again keeps the run leaked, with the command, in state and results", async () => {
+    const { root, runDir } = await leakedRun();
+    const later = fakeFactory({ destroyError: new Error("still 409") });
+    const report = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: later.factory, log: () => undefined, env: {} });
+    expect(later.calls).toEqual(["open", "destroy"]);
+    expect(report.status).toBe("failed");
+    expect(report.errors.join("\n")).toMatch(/still 409[\s\S]*leaked[\s\S]*npx latlab destroy 20260101-120000-beef/);
+    expect(readState(runDir).status).toBe("leaked");
+    const results = readResults(runDir);
+    expect(results.teardown.status).toBe("failed");
+    expect(results.teardown.errors.some((e) => e.startsWith("(earlier attempt)"))).toBe(true);
+    expect(existsSync(join(runDir, ".azure", "passphrase"))).toBe(true);
+  });
+
+  it("a run folder given by path works (custom --out), and the printed command names that path", async () => {
+    const root = tempRoot();
+    const runDir = join(root, "elsewhere", "my-run");
+    mkdirSync(join(runDir, ".azure"), { recursive: true });
+    const state: AzureRunState = {
+      runId: RUN_ID,
+      projectName: "latlab",
+      stackName: `latlab-${RUN_ID}`,
+      backendUrl: "azblob://state",
+      passphrase: "file",
+      resourceGroup: null, // interrupted before the outputs were known
+      createdAt: "2026-01-01T12:00:00.000Z",
+      expiresAt: "2026-01-01T15:00:00.000Z",
+      status: "deploying",
+      updatedAt: "2026-01-01T12:00:00.000Z",
+    };
+    await writeRunState(runDir, state);
+    writeFileSync(join(runDir, ".azure", "passphrase"), "secret-pass\n");
+    expect(destroyCommand(RUN_ID, runDir, join(root, "results"))).toBe(`npx latlab destroy ${runDir}`);
+    expect(destroyCommand(RUN_ID, join(root, "results", RUN_ID), join(root, "results"))).toBe(`npx latlab destroy ${RUN_ID}`);
+
+    const f = fakeFactory();
+    const report = await destroyRun(runDir, { resultsRoot: join(root, "results"), stackFactory: f.factory, log: () => undefined, env: {} });
+    expect(report.status).toBe("ok");
+    expect(f.opened[0]).toMatchObject({ backendUrl: "azblob://state", passphrase: "secret-pass", stackName: `latlab-${RUN_ID}` });
+    expect(readState(runDir).status).toBe("destroyed");
+  });
+
+  it("a passphrase that came from the environment must be there again; nothing is opened otherwise", async () => {
+    const root = tempRoot();
+    const runDir = join(root, RUN_ID);
+    await writeRunState(runDir, {
+      runId: RUN_ID,
+      projectName: "latlab",
+      stackName: `latlab-${RUN_ID}`,
+      backendUrl: `file://${runDir}`,
+      passphrase: "env",
+      resourceGroup: "rg",
+      createdAt: "2026-01-01T12:00:00.000Z",
+      expiresAt: "2026-01-01T15:00:00.000Z",
+      status: "leaked",
+      updatedAt: "2026-01-01T12:00:00.000Z",
+    });
+    const f = fakeFactory();
+    const report = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: f.factory, log: () => undefined, env: {} });
+    expect(f.calls).toEqual([]);
+    expect(report.status).toBe("failed");
+    expect(report.errors.join("\n")).toMatch(/PULUMI_CONFIG_PASSPHRASE[\s\S]*leaked/);
+
+    const ok = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: f.factory, log: () => undefined, env: { PULUMI_CONFIG_PASSPHRASE: "pp" } });
+    expect(ok.status).toBe("ok");
+    expect(f.opened[0]!.passphrase).toBe("pp");
+  });
+
+  it("an unknown run says so and points at the sweeper", async () => {
+    const root = tempRoot();
+    await expect(destroyRun("nope", { resultsRoot: root, stackFactory: fakeFactory().factory, log: () => undefined })).rejects.toThrow(/no Azure run state for "nope"[\s\S]*latlab sweep/);
+  });
+});
