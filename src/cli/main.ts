@@ -3,7 +3,7 @@ import { basename, extname, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { z } from "zod";
-import { ExperimentDefinitionError } from "../dsl/errors.ts";
+import { ExperimentDefinitionError, issuesFromZod } from "../dsl/errors.ts";
 import type { Experiment } from "../dsl/experiment.ts";
 import { didYouMean } from "../dsl/suggest.ts";
 import { buildPlan, type PlanOptions } from "../plan/buildPlan.ts";
@@ -13,7 +13,7 @@ import { ResultsSchema } from "../results/schema.ts";
 import { summarize } from "../results/summarize.ts";
 import { barProgress, lineProgress } from "../runner/progress.ts";
 import { runExperiment } from "../runner/runExperiment.ts";
-import { TARGET_NAMES, findTarget } from "../targets/registry.ts";
+import { TARGET_NAMES, findTarget, type TargetOptions } from "../targets/registry.ts";
 import { TOOL_NAMES, findTool } from "../tools/registry.ts";
 import { LATLAB_VERSION } from "../version.ts";
 import { listExperimentFiles, loadExperiment } from "./loadExperiment.ts";
@@ -37,6 +37,26 @@ export function planOptions(experiment: Experiment, target: string, duration?: P
   if (duration) return { duration };
   const seconds = experiment.durationByTarget[target];
   return seconds ? { duration: { seconds } } : {};
+}
+
+function parsePositive(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a positive number, got "${value}"`);
+  return n;
+}
+
+interface RunFlags {
+  target: string;
+  duration?: PlanOptions["duration"];
+  out?: string;
+  quiet?: boolean;
+  install: boolean;
+  sshFrom?: string;
+  backend?: string;
+  maxCost?: number;
+  livePrices?: boolean;
+  yes?: boolean;
+  installPulumi?: boolean;
 }
 
 export function newRunId(now = new Date()): string {
@@ -70,7 +90,13 @@ export async function main(argv: string[]): Promise<number> {
     .option("-o, --out <dir>", "results folder (default results/<runId>)")
     .option("-q, --quiet", "print only failures and the final table (CI)")
     .option("--no-install", "never install missing system packages; say what to run instead")
-    .action(async (ref: string, opts: { target: string; duration?: PlanOptions["duration"]; out?: string; quiet?: boolean; install: boolean }) => {
+    .option("--ssh-from <cidr>", "azure: the address your SSH comes from (the only SSH source the VMs accept)")
+    .option("--backend <url>", "azure: Pulumi backend (default: a file backend in the run folder)")
+    .option("--max-cost <usd>", "azure: refuse to deploy above this estimated cost", parsePositive)
+    .option("--live-prices", "azure: refresh prices from the Azure Retail Prices API")
+    .option("--yes", "azure: deploy without asking")
+    .option("--install-pulumi", "azure: let latlab install the Pulumi CLI if it is missing")
+    .action(async (ref: string, opts: RunFlags) => {
       const factory = findTarget(opts.target);
       if (!factory) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
       const { experiment, file } = await loadExperiment(ref);
@@ -80,9 +106,22 @@ export async function main(argv: string[]): Promise<number> {
       const quiet = opts.quiet || process.env.CI === "true";
       const progress = quiet || !process.stderr.isTTY ? lineProgress(process.stderr, opts.quiet) : barProgress();
       const log = (m: string) => progress.log(m);
-      const toolBinaries = [...new Set(plan.cells.flatMap((c) => findTool(c.tool)!.binaries))];
-      await factory.preflight({ binaries: toolBinaries, install: opts.install, log });
+      const targetOptions: TargetOptions = {
+        binaries: [...new Set(plan.cells.flatMap((c) => findTool(c.tool)!.binaries))],
+        install: opts.install,
+        log,
+        source: file,
+        resultsRoot: resolve("results"),
+        ...(opts.sshFrom ? { sshFrom: opts.sshFrom } : {}),
+        ...(opts.backend ? { backend: opts.backend } : {}),
+        ...(opts.maxCost !== undefined ? { maxCost: opts.maxCost } : {}),
+        livePrices: Boolean(opts.livePrices),
+        yes: Boolean(opts.yes),
+        installPulumi: Boolean(opts.installPulumi),
+      };
+      await factory.preflight(plan, targetOptions);
       progress.log(`${experiment.name}: ${plan.variants.length} variants, ${plan.estimate.hosts} hosts, ${plan.cells.length} cells, ~${Math.ceil(plan.estimate.measurementSeconds)} s of measurement; run ${runId}`);
+      const target = await factory.create(targetOptions);
 
       const controller = new AbortController();
       let signals = 0;
@@ -95,7 +134,7 @@ export async function main(argv: string[]): Promise<number> {
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
       try {
-        const results = await runExperiment({ experiment, source: file, plan, target: factory.create(), runId, runDir, progress, signal: controller.signal });
+        const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal });
         process.stdout.write(`\n${comparisonTable(results, readSamples(runDir, results))}\n`);
         process.stdout.write(`results: ${resolve(runDir, "results.json")}\n`);
         if (results.status === "interrupted") return void (process.exitCode = 130);
@@ -114,10 +153,53 @@ export async function main(argv: string[]): Promise<number> {
     .option("--json", "print the plan as JSON")
     .option("-t, --target <name>", `where hosts would run (${TARGET_NAMES.join(", ")})`, "local")
     .option("-d, --duration <seconds|Nx>", "measurement time per tool run, or a factor", parseDuration)
-    .action(async (ref: string, opts: { json?: boolean; target: string; duration?: PlanOptions["duration"] }) => {
+    .option("--live-prices", "azure: refresh prices from the Azure Retail Prices API")
+    .option("--max-cost <usd>", "azure: fail when the estimated cost is above this", parsePositive)
+    .action(async (ref: string, opts: { json?: boolean; target: string; duration?: PlanOptions["duration"]; livePrices?: boolean; maxCost?: number }) => {
+      if (!findTarget(opts.target)) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
       const { experiment } = await loadExperiment(ref);
       const plan = buildPlan(experiment, planOptions(experiment, opts.target, opts.duration));
-      process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan)}\n`);
+      if (opts.target !== "azure") {
+        process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan)}\n`);
+        return;
+      }
+      // Offline: the Pulumi program under mocks, no credentials, nothing created.
+      const { azurePlanReport } = await import("../targets/azure/listing.ts");
+      const report = await azurePlanReport(plan, { livePrices: Boolean(opts.livePrices), ...(opts.maxCost !== undefined ? { maxCostUsd: opts.maxCost } : {}) });
+      const { formatAzureReport } = await import("../report/azurePlanText.ts");
+      process.stdout.write(opts.json ? `${JSON.stringify({ plan, azure: report }, null, 2)}\n` : `${formatPlan(plan)}\n\n${formatAzureReport(report)}\n`);
+      if (report.refusals.length) {
+        process.stderr.write(`refused: ${report.refusals.map((r) => r.message).join("; ")}\n`);
+        process.exitCode = 1;
+      }
+    });
+
+  program
+    .command("destroy")
+    .description("finish tearing down an Azure run whose teardown failed or never ran")
+    .argument("<runId|dir>", "the run id (a folder under results/) or the run folder")
+    .option("--install-pulumi", "let latlab install the Pulumi CLI if it is missing")
+    .action(async (ref: string, opts: { installPulumi?: boolean }) => {
+      const { destroyRun } = await import("../targets/azure/destroyRun.ts");
+      const { createPulumiStackFactory } = await import("../targets/azure/stack.ts");
+      const log = (m: string) => process.stderr.write(`${m}\n`);
+      const report = await destroyRun(ref, { resultsRoot: resolve("results"), stackFactory: createPulumiStackFactory({ installPulumi: Boolean(opts.installPulumi), log }), log });
+      process.stdout.write(`teardown: ${report.status}${report.errors.length ? `\n  ${report.errors.join("\n  ")}` : ""}\n`);
+      if (report.status === "failed") process.exitCode = 1;
+    });
+
+  program
+    .command("sweep")
+    .description("list Azure resource groups made by latlab whose expiresAt has passed (--delete removes them)")
+    .option("--delete", "delete the expired groups (default: only list them)")
+    .option("--subscription <id>", "Azure subscription (default: AZURE_SUBSCRIPTION_ID or ARM_SUBSCRIPTION_ID)")
+    .action(async (opts: { delete?: boolean; subscription?: string }) => {
+      const { createAzureResourceGroupsClient, sweep } = await import("../targets/azure/sweeper.ts");
+      const log = (m: string) => process.stderr.write(`${m}\n`);
+      const report = await sweep({ client: await createAzureResourceGroupsClient(opts.subscription), now: new Date(), delete: Boolean(opts.delete), log });
+      for (const g of report.groups) process.stdout.write(`${g.name}\t${g.state}\t${g.expiresAt ?? "unknown expiry"}\n`);
+      if (report.dryRun && report.groups.some((g) => g.state === "expired")) process.stdout.write("dry run: nothing deleted; add --delete to remove the expired groups\n");
+      if (report.failed.length) process.exitCode = 1;
     });
 
   program
@@ -141,13 +223,24 @@ export async function main(argv: string[]): Promise<number> {
     .argument("<tool>", `one of ${TOOL_NAMES.join(", ")}`)
     .argument("<file>", "the tool's captured stdout (stderr may be appended)")
     .option("--file <path...>", "extra files the tool wrote (e.g. sockperf --full-log)")
+    .option("--params <json>", "the tool parameters the capture was made with, e.g. '{\"parallel\": 4}' (default: the tool's defaults)")
     .option("--json", "print JSON")
-    .action((toolName: string, file: string, opts: { file?: string[]; json?: boolean }) => {
+    .action((toolName: string, file: string, opts: { file?: string[]; json?: boolean; params?: string }) => {
       const tool = findTool(toolName);
       if (!tool) throw new Error(`unknown tool "${toolName}"${didYouMean(toolName, TOOL_NAMES)}`);
       const text = readFileSync(file, "utf8");
       const files = Object.fromEntries((opts.file ?? []).map((f) => [f, readFileSync(f, "utf8")]));
-      const params = tool.params.parse({});
+      let given: unknown = {};
+      if (opts.params) {
+        try {
+          given = JSON.parse(opts.params);
+        } catch {
+          throw new Error(`--params: not JSON: ${opts.params}`);
+        }
+      }
+      const parsedParams = tool.params.safeParse(given, { reportInput: true });
+      if (!parsedParams.success) throw new Error(`--params: ${issuesFromZod(parsedParams.error).map((i) => `${i.path}: ${i.message}`).join("; ")}`);
+      const params = parsedParams.data;
       const result = tool.parse({ stdout: text, stderr: "", exitCode: 0, files }, params);
       const summary = summarize(result);
       const out = { tool: tool.name, file: resolve(file), summary, reported: result.reported, warnings: result.warnings, samples: result.samples.length };

@@ -45,7 +45,7 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
     (k) => new Set(results.measurements.filter((m) => `${m.variant}/${m.measure}` === k).map(pairOf)).size > 1,
   );
   const table = new Table({
-    head: ["variant", "measure", ...(multiPair ? ["pair"] : []), "metric", "n", "mean", "p50", "p95", "p99", "vs baseline", "change", "95% CI of Δmean", "MWU p"],
+    head: ["variant", "measure", ...(multiPair ? ["pair"] : []), "metric", "n", "mean", "p50", "p95", "p99", "min", "max", "vs baseline", "change", "95% CI of Δmean", "MWU p"],
     style: { head: [], border: [], compact: true },
   });
   const measures = [...labels.keys()].sort((a, b) => a - b);
@@ -59,7 +59,7 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
         const ok = rows.filter((m) => m.status === "ok" && m.summary);
         const head = [isBaseline ? `${variant.id} (baseline)` : variant.id, labels.get(measure)!, ...(pair ? [pair] : [])];
         if (!ok.length) {
-          if (rows.length) table.push([...head, "—", "0", { colSpan: 8, content: `all ${rows.length} failed` }]);
+          if (rows.length) table.push([...head, "—", "0", { colSpan: 10, content: `all ${rows.length} failed` }]);
           continue;
         }
         const first = ok[0]!.summary!;
@@ -72,8 +72,10 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
           String(merged.count),
           fmt(merged.mean),
           fmt(merged.p50),
-          fmt(merged.p95),
+          merged.p95 === undefined ? "—" : fmt(merged.p95),
           fmt(merged.p99),
+          fmt(merged.min),
+          fmt(merged.max),
           isBaseline ? "1.00×" : cmp ? `${cmp.ratioMean.toFixed(2)}×` : "—",
           isBaseline ? "" : cmp ? pct(cmp.pctChangeMean) : "",
           cmp?.diffMean ? `[${fmt(cmp.diffMean.ci95[0])}, ${fmt(cmp.diffMean.ci95[1])}]` : "",

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ResolvedHostSchema } from "../dsl/placement.ts";
-import { AxisValueSchema, NetworkPathSchema, PathKindSchema } from "../plan/types.ts";
+import { AxisValueSchema, CellSchema, PathKindSchema } from "../plan/types.ts";
 import { SummarySchema } from "./summary.ts";
 
 export const SCHEMA_VERSION = 1;
@@ -44,20 +44,22 @@ export const HostRecordSchema = ResolvedHostSchema.extend({
 });
 export type HostRecord = z.infer<typeof HostRecordSchema>;
 
-export const MeasurementSchema = z.object({
+/** One cell's outcome: the cell it ran (as planned) plus what came of it. */
+export const MeasurementSchema = CellSchema.pick({
+  measure: true,
+  variant: true,
+  deployment: true,
+  tool: true,
+  params: true,
+  from: true,
+  to: true,
+  path: true,
+  pathKind: true,
+  replica: true,
+  repetition: true,
+}).extend({
+  /** The cell's id (see plan.json). */
   cell: z.string(),
-  /** Index into the experiment's measure list. */
-  measure: z.number().int().nonnegative(),
-  variant: z.string(),
-  deployment: z.string(),
-  tool: z.string(),
-  params: z.record(z.string(), z.unknown()),
-  from: z.string(),
-  to: z.string(),
-  path: NetworkPathSchema,
-  pathKind: PathKindSchema,
-  replica: z.number().int().nonnegative(),
-  repetition: z.number().int().nonnegative(),
   status: z.enum(["ok", "failed"]),
   error: z.string().optional(),
   startedAt: z.string(),

@@ -18,7 +18,8 @@ export const SummarySchema = z.object({
   mean: z.number(),
   p50: z.number(),
   p90: z.number(),
-  p95: z.number(),
+  /** Always from samples; absent when only a tool's own summary exists (sockperf prints no p95). */
+  p95: z.number().optional(),
   p99: z.number(),
   p999: z.number(),
   min: z.number(),

@@ -51,7 +51,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
 
   try {
     progress.log(`bringing up ${plan.estimate.hosts} hosts on ${target.name}…`);
-    environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m) });
+    environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m), signal });
     progress.log(environment.shaping.note);
     progress.start(plan.cells.length);
     for (const deployment of plan.deployments) {
@@ -134,7 +134,11 @@ async function runDeployment(
   signal.addEventListener("abort", abortAll, { once: true });
   try {
     await Promise.all(
-      hosts.map(async (h) => connections.set(h.role, await connectHost(h, { signal, log: (m) => progress.log(m) }))),
+      hosts.map(async (h) => {
+        const ssh = await connectHost(h, { signal, log: (m) => progress.log(m) });
+        connections.set(h.role, ssh);
+        await readyAndProbe(h, ssh, signal);
+      }),
     );
     const started = new Map<string, RunningServer | undefined>();
     const shipped = new Set<string>();
@@ -219,4 +223,20 @@ export function scheduleGroups(cells: readonly Cell[]): Cell[][] {
     } else groups.push([cell]);
   }
   return groups;
+}
+
+/**
+ * Waits until the host says it is ready (cloud-init done…), then asks it what it really is and
+ * records that in `actual`, where the results compare it with what was asked.
+ */
+async function readyAndProbe(host: HostEndpoint, ssh: NodeSSH, signal: AbortSignal): Promise<void> {
+  const where = `${host.deployment}/${host.role}`;
+  if (host.ready) {
+    const r = await execWithTimeout(ssh, host.ready.command, host.ready.timeoutSeconds, signal);
+    if (r.exitCode !== 0) throw new Error(`${where}: not ready after ${host.ready.timeoutSeconds} s (${r.timedOut ? "timed out" : `exit ${r.exitCode}`}): ${(r.stderr || r.stdout).trim().slice(0, 300)}`);
+  }
+  if (host.probe) {
+    const r = await execWithTimeout(ssh, host.probe.command, 60, signal);
+    Object.assign(host.actual, host.probe.parse(r.stdout));
+  }
 }

@@ -1,30 +1,64 @@
-import { LocalTarget } from "./local/localTarget.ts";
-import { checkLocalPrerequisites } from "./local/preflight.ts";
+import type { Plan } from "../plan/types.ts";
 import type { Target } from "./target.ts";
 
-export interface PreflightOptions {
+/** What the CLI passes a target, from its flags. Targets read what concerns them. */
+export interface TargetOptions {
   /** Executables the experiment's tools need on every host. */
   binaries: string[];
-  /** May the preflight install what is missing (root + apt)? */
+  /** May latlab install what is missing (system packages locally, the Pulumi CLI for Azure)? */
   install: boolean;
   log: (message: string) => void;
+  /** The experiment file, so a target can list it in a separate process. */
+  source: string;
+  /** Azure: may latlab install the Pulumi CLI when it is missing (opt-in)? */
+  installPulumi?: boolean;
+  /** Azure: CIDR the runner's SSH comes from. */
+  sshFrom?: string;
+  /** Azure: Pulumi backend URL (default: a file backend in the run folder). */
+  backend?: string;
+  /** Azure: deploy without asking. */
+  yes?: boolean;
+  /** Azure: refuse to deploy above this estimated cost (USD). */
+  maxCost?: number;
+  /** Azure: refresh prices from the Retail Prices API. */
+  livePrices?: boolean;
+  /** Folder run folders are kept in (for printed follow-up commands). */
+  resultsRoot: string;
 }
 
 export interface TargetFactory {
   description: string;
-  /** Checks (and where allowed, installs) what the target needs; throws with what to do. */
-  preflight(options: PreflightOptions): Promise<void>;
-  create(): Target;
+  /** Checks (and where allowed, installs) what the target needs; throws saying what to do. */
+  preflight(plan: Plan, options: TargetOptions): Promise<void>;
+  create(options: TargetOptions): Promise<Target>;
 }
 
-/** Every place hosts can run. Adding a target = its module plus one line here. */
+/**
+ * Every place hosts can run. Adding a target = its module plus one entry here. Modules load
+ * lazily: a local run never loads Pulumi.
+ */
 export const targets: Record<string, TargetFactory> = {
   local: {
     description: "network namespaces on this machine (no cloud account needed)",
-    async preflight(options) {
-      await checkLocalPrerequisites(options);
+    async preflight(_plan, options) {
+      const { checkLocalPrerequisites } = await import("./local/preflight.ts");
+      await checkLocalPrerequisites({ binaries: options.binaries, install: options.install, log: options.log });
     },
-    create: () => new LocalTarget(),
+    async create() {
+      const { LocalTarget } = await import("./local/localTarget.ts");
+      return new LocalTarget();
+    },
+  },
+  azure: {
+    description: "Azure VMs through Pulumi (costs money; needs the Pulumi CLI and Azure credentials)",
+    async preflight(plan, options) {
+      const { azurePreflight } = await import("./azure/preflight.ts");
+      await azurePreflight(plan, options);
+    },
+    async create(options) {
+      const { createAzureTarget } = await import("./azure/preflight.ts");
+      return createAzureTarget(options);
+    },
   },
 };
 

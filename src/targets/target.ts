@@ -17,6 +17,17 @@ export interface HostEndpoint {
   workDir: string;
   /** What the host actually got, to be recorded next to what was asked. */
   actual: Record<string, string | number | boolean | null>;
+  /**
+   * Run once after connecting, before any tool: must exit 0 when the host is ready (e.g. wait
+   * for cloud-init). A host that is not ready in time fails its deployment's cells.
+   */
+  ready?: { command: string; timeoutSeconds: number };
+  /**
+   * Run once after `ready`: asks the host what it really is (zone, size, whether the
+   * Accelerated Networking VF is present…); parse() turns stdout into fields merged into
+   * `actual`, where the runner compares them with what was asked.
+   */
+  probe?: { command: string; parse(stdout: string): Record<string, string | number | boolean | null> };
 }
 
 export interface Environment {
@@ -31,6 +42,8 @@ export interface TargetContext {
   /** The run's folder on the runner's machine (results, raw outputs, keys). */
   runDir: string;
   log: (message: string) => void;
+  /** Aborted on Ctrl-C / SIGTERM: up() should stop at its next step (down() still follows). */
+  signal?: AbortSignal;
 }
 
 /**

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { describeChange, windowedMeans } from "../../results/windows.ts";
 import type { ClientContext, ClientOutput, ClientSpec, ServerContext, ServerSpec, ToolModule, ToolResult } from "../types.ts";
-import { parseTcpEcho, parseTcpEchoVersion } from "./parse.ts";
+import { parseTcpEcho, parseTcpEchoVersion, TCP_ECHO_HEADER } from "./parse.ts";
 
 /** The script latlab ships to both hosts (server and client mode); the module's only I/O. */
 export const TCP_ECHO_SCRIPT_NAME = "latlab_echo.py";
@@ -138,7 +138,9 @@ export const tcpEcho: ToolModule<TcpEchoParams> & {
   },
 
   parse(output: ClientOutput): ToolResult {
-    return parseTcpEcho({ csv: pick(output.files, "csv"), log: pick(output.files, "log") ?? output.stderr });
+    // A CSV captured by hand arrives as the output itself (`latlab parse tcp-echo run.csv`).
+    const csv = pick(output.files, "csv") ?? (output.stdout.startsWith(TCP_ECHO_HEADER) ? output.stdout : undefined);
+    return parseTcpEcho({ csv, log: pick(output.files, "log") ?? output.stderr });
   },
 
   measurementSeconds(params: TcpEchoParams): number {

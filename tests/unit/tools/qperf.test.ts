@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   qperf,
@@ -15,30 +13,11 @@ import {
   parseQperfVersion,
   qperfNumber,
 } from "../../../src/tools/qperf/parse.ts";
-import { ToolOutputError, type ClientOutput, type ToolModule } from "../../../src/tools/types.ts";
+import { capture, clientContext, expectToolError, fixture, serverContext } from "./helpers.ts";
 
-const dir = fileURLToPath(new URL("../../fixtures/qperf/", import.meta.url));
-const fx = (name: string) => readFileSync(dir + name, "utf8");
-
-function output(name: string, exitCode = 0): ClientOutput {
-  return {
-    stdout: fx(`${name}.stdout`),
-    stderr: name.includes(".public") ? "" : fx(`${name}.stderr`),
-    exitCode,
-    files: {},
-  };
-}
+/** `*.public` captures were pasted from elsewhere: stdout only. */
+const output = (name: string, exitCode = 0) => capture("qperf", name, { exitCode, stderr: !name.includes(".public") });
 const defaults = (over: Partial<QperfParams> = {}): QperfParams => QperfParamsSchema.parse(over);
-
-function parseError(fn: () => unknown): ToolOutputError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ToolOutputError);
-    return e as ToolOutputError;
-  }
-  throw new Error("expected a ToolOutputError");
-}
 
 describe("qperf params", () => {
   it("fills defaults", () => {
@@ -67,25 +46,14 @@ describe("qperf params", () => {
     expect(QperfParamsSchema.safeParse({ dataPort: 0 }).success).toBe(false);
     expect(QperfParamsSchema.safeParse({ dataPort: 65536 }).success).toBe(false);
   });
-
-  it("is strict about unknown keys", () => {
-    const r = QperfParamsSchema.safeParse({ msgSize: 64 });
-    expect(r.success).toBe(false);
-    expect(r.error?.issues[0]?.code).toBe("unrecognized_keys");
-  });
 });
 
 describe("qperf commands", () => {
-  it("is a ToolModule", () => {
-    const asModule: ToolModule<QperfParams> = qperf; // compile-time check
-    expect(asModule.name).toBe("qperf");
-    expect(asModule.binaries).toEqual(["qperf"]);
-  });
+  const sctx = serverContext({ port: 11002 });
+  const cctx = clientContext({ port: 11002 });
 
-  const sctx = { bindAddress: "0.0.0.0", port: 11002, workDir: "/tmp/ll", assetsDir: "/tmp/assets" };
-  const cctx = { targetAddress: "198.18.0.2", port: 11002, workDir: "/tmp/ll", assetsDir: "/tmp/assets" };
-
-  it("server listens on the cell's port", () => {
+  it("server listens on the cell's port; client and server are the qperf binary", () => {
+    expect(qperf.binaries).toEqual(["qperf"]);
     expect(qperf.server(sctx, defaults())).toEqual({ command: "qperf -lp 11002", port: 11002 });
   });
 
@@ -118,7 +86,6 @@ describe("qperf commands", () => {
     expect(qperf.withDuration(p, 30)).toEqual({ ...p, duration: 30 });
     expect(qperf.withDuration(p, 2.6).duration).toBe(3);
     expect(qperf.withDuration(p, 0.2).duration).toBe(1);
-    expect(QperfParamsSchema.safeParse(qperf.withDuration(p, 7.4)).success).toBe(true);
     expect(() => qperf.withDuration(p, 0)).toThrow(RangeError);
     expect(() => qperf.withDuration(p, Number.NaN)).toThrow(RangeError);
   });
@@ -127,7 +94,7 @@ describe("qperf commands", () => {
 describe("qperf version", () => {
   it("reads `qperf --version`", () => {
     expect(qperf.versionCommand).toBe("qperf --version");
-    expect(qperf.parseVersion(fx("version.txt"))).toBe("0.4.11");
+    expect(qperf.parseVersion(fixture("qperf", "version.txt"))).toBe("0.4.11");
     expect(parseQperfVersion("bash: qperf: command not found")).toBeUndefined();
   });
 });
@@ -262,7 +229,7 @@ describe("qperf: several tests in one output", () => {
 
 describe("qperf other sources (public output)", () => {
   it("-v with ms latencies, sec/GB costs and a udp_bw block that has send_bw/recv_bw instead of bw", () => {
-    const text = { stdout: fx("four-tests-v-ms.public.stdout"), stderr: "", exitCode: 0, files: {} };
+    const text = output("four-tests-v-ms.public");
     const lat = qperf.parse(text, defaults({ test: "udp_lat" }));
     expect(lat.samples).toEqual([14600]); // 7.3 ms one-way
     expect(lat.reported).toMatchObject({ msgRatePerSec: 137, locCpusUsedPct: 10, remCpusUsedPct: 28.9 });
@@ -273,7 +240,7 @@ describe("qperf other sources (public output)", () => {
   });
 
   it("-vvs between two Azure VMs (no trailing spaces after counts)", () => {
-    const text = { stdout: fx("azure-vms-vvs.public.stdout"), stderr: "", exitCode: 0, files: {} };
+    const text = output("azure-vms-vvs.public");
     const r = qperf.parse(text, defaults());
     expect(r.samples).toEqual([56.6]); // 28.3 us
     expect(r.reported).toMatchObject({ locSendMsgs: 176566, locSendBytes: 177000, msgRatePerSec: 35300 });
@@ -289,39 +256,38 @@ describe("qperf other sources (public output)", () => {
 
 describe("qperf errors", () => {
   it("no server: qperf's text, after its 5 s wait", () => {
-    const e = parseError(() => qperf.parse(output("no-server", 1), defaults()));
-    expect(e.tool).toBe("qperf");
+    const e = expectToolError(() => qperf.parse(output("no-server", 1), defaults()), "qperf");
     expect(e.message).toMatch(/^qperf: 127\.0\.0\.1: failed to connect \(no qperf server answered/);
   });
 
   it("data port taken on the server", () => {
-    const e = parseError(() => qperf.parse(output("data-port-taken", 1), defaults()));
+    const e = expectToolError(() => qperf.parse(output("data-port-taken", 1), defaults()));
     expect(e.message).toContain("server: unable to make TCP socket");
     expect(e.message).toContain("data port (-ip)");
   });
 
   it("data port taken, message cut off after 'server:'", () => {
-    const e = parseError(() => qperf.parse(output("data-port-taken.truncated", 1), defaults()));
+    const e = expectToolError(() => qperf.parse(output("data-port-taken.truncated", 1), defaults()));
     expect(e.message).toContain("server: (the rest of qperf's message was lost)");
   });
 
   it("a failed UDP test that exits 0: latency 0 ns with send errors", () => {
-    const e = parseError(() => qperf.parse(output("udp-msg-too-big"), defaults({ test: "udp_lat" })));
+    const e = expectToolError(() => qperf.parse(output("udp-msg-too-big"), defaults({ test: "udp_lat" })));
     expect(e.message).toBe(
       "qperf: udp_lat measured nothing: latency = 0 ns (locSendErrors=2930830: nothing came back; a UDP message must fit a datagram, ≤ 65507 bytes)",
     );
   });
 
   it("bad test name", () => {
-    const e = parseError(() => qperf.parse(output("bad-test", 1), defaults()));
+    const e = expectToolError(() => qperf.parse(output("bad-test", 1), defaults()));
     expect(e.message).toBe("qperf: foo_lat: bad test; try: qperf --help tests");
   });
 
   it("empty output, a header without results, a block without its latency line", () => {
-    expect(parseError(() => parseQperf({ stdout: "" })).message).toContain("output is empty");
-    expect(parseError(() => parseQperf({ stdout: "tcp_lat:\n", exitCode: 1 })).message).toContain("but no results; exit code 1");
-    expect(parseError(() => parseQperf({ stdout: "tcp_lat:\n    msg_rate = 5 /sec\n" })).message).toContain('no "latency =" line');
-    expect(parseError(() => parseQperf({ stdout: "tcp_lat:\n    latency = 5 MB/sec\n" })).message).toContain("unreadable latency");
+    expect(expectToolError(() => parseQperf({ stdout: "" })).message).toContain("output is empty");
+    expect(expectToolError(() => parseQperf({ stdout: "tcp_lat:\n", exitCode: 1 })).message).toContain("but no results; exit code 1");
+    expect(expectToolError(() => parseQperf({ stdout: "tcp_lat:\n    msg_rate = 5 /sec\n" })).message).toContain('no "latency =" line');
+    expect(expectToolError(() => parseQperf({ stdout: "tcp_lat:\n    latency = 5 MB/sec\n" })).message).toContain("unreadable latency");
   });
 
   it("keeps results but warns on a non-zero exit, or a message next to results", () => {

@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { sockperf, SockperfParamsSchema, type SockperfParams } from "../../../src/tools/sockperf/index.ts";
 import {
@@ -10,33 +8,20 @@ import {
   percentileKey,
   stripAnsi,
 } from "../../../src/tools/sockperf/parse.ts";
-import { ToolOutputError, type ClientOutput, type ToolModule } from "../../../src/tools/types.ts";
+import { ToolOutputError } from "../../../src/tools/types.ts";
+import { capture, clientContext, expectToolError, fixture, mean, serverContext } from "./helpers.ts";
 
-const dir = fileURLToPath(new URL("../../fixtures/sockperf/", import.meta.url));
-const fx = (name: string) => readFileSync(dir + name, "utf8");
+const fx = (name: string) => fixture("sockperf", name);
 
 const LOG = "/tmp/ll/sockperf-11111.csv";
-function output(name: string, opts: { csv?: boolean; exitCode?: number } = {}): ClientOutput {
-  return {
-    stdout: fx(`${name}.stdout`),
-    stderr: name.includes(".public") ? "" : fx(`${name}.stderr`),
+/** A run's stdout/stderr, and with `csv` its --full-log `<name>.csv` where the client wrote it. */
+const output = (name: string, opts: { csv?: boolean; exitCode?: number } = {}) =>
+  capture("sockperf", name, {
     exitCode: opts.exitCode ?? 0,
-    files: opts.csv ? { [LOG]: fx(`${name}.csv`) } : {},
-  };
-}
+    stderr: !name.includes(".public"),
+    files: opts.csv ? { [LOG]: `${name}.csv` } : {},
+  });
 const defaults = (over: Partial<SockperfParams> = {}): SockperfParams => SockperfParamsSchema.parse(over);
-
-function parseError(fn: () => unknown): ToolOutputError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ToolOutputError);
-    return e as ToolOutputError;
-  }
-  throw new Error("expected a ToolOutputError");
-}
-
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 describe("sockperf params", () => {
   it("fills defaults", () => {
@@ -69,25 +54,14 @@ describe("sockperf params", () => {
     expect(SockperfParamsSchema.safeParse({ duration: 0 }).success).toBe(false);
     expect(SockperfParamsSchema.safeParse({ protocol: "sctp" }).success).toBe(false);
   });
-
-  it("is strict about unknown keys", () => {
-    const r = SockperfParamsSchema.safeParse({ msgSize: 64 });
-    expect(r.success).toBe(false);
-    expect(r.error?.issues[0]?.code).toBe("unrecognized_keys");
-  });
 });
 
 describe("sockperf commands", () => {
-  it("is a ToolModule", () => {
-    const asModule: ToolModule<SockperfParams> = sockperf; // compile-time check
-    expect(asModule.name).toBe("sockperf");
-    expect(asModule.binaries).toEqual(["sockperf"]);
-  });
+  const sctx = serverContext({ bindAddress: "198.18.0.2", port: 11111 });
+  const cctx = clientContext({ port: 11111 });
 
-  const sctx = { bindAddress: "198.18.0.2", port: 11111, workDir: "/tmp/ll", assetsDir: "/tmp/assets" };
-  const cctx = { targetAddress: "198.18.0.2", port: 11111, workDir: "/tmp/ll", assetsDir: "/tmp/assets" };
-
-  it("builds the TCP server and client", () => {
+  it("builds the TCP server and client, both the sockperf binary", () => {
+    expect(sockperf.binaries).toEqual(["sockperf"]);
     const p = defaults();
     expect(sockperf.server(sctx, p)).toEqual({
       command: "sockperf sr --tcp -i 198.18.0.2 -p 11111",
@@ -113,7 +87,7 @@ describe("sockperf commands", () => {
   });
 
   it("quotes a work dir with spaces but keys the file by the plain path", () => {
-    const c = sockperf.client({ ...cctx, workDir: "/tmp/my dir/", assetsDir: "/tmp/assets" }, defaults());
+    const c = sockperf.client({ ...cctx, workDir: "/tmp/my dir/" }, defaults());
     expect(c.command.endsWith("--full-log '/tmp/my dir/sockperf-11111.csv'")).toBe(true);
     expect(c.files).toEqual(["/tmp/my dir/sockperf-11111.csv"]);
   });
@@ -127,7 +101,6 @@ describe("sockperf commands", () => {
     expect(sockperf.withDuration(p, 30)).toEqual({ ...p, duration: 30 });
     expect(sockperf.withDuration(p, 2.6).duration).toBe(3);
     expect(sockperf.withDuration(p, 0.2).duration).toBe(1);
-    expect(SockperfParamsSchema.safeParse(sockperf.withDuration(p, 7.4)).success).toBe(true);
     expect(() => sockperf.withDuration(p, 0)).toThrow(RangeError);
     expect(() => sockperf.withDuration(p, Number.NaN)).toThrow(RangeError);
   });
@@ -259,45 +232,44 @@ describe("sockperf 3.7 captures (this machine)", () => {
 
 describe("sockperf errors", () => {
   it("no server listening (TCP): sockperf's own text, even though the csv is empty and exit is 0", () => {
-    const e = parseError(() => sockperf.parse(output("tcp-no-server", { csv: true }), defaults()));
-    expect(e.tool).toBe("sockperf");
+    const e = expectToolError(() => sockperf.parse(output("tcp-no-server", { csv: true }), defaults()), "sockperf");
     expect(e.message).toBe("sockperf: ERROR: Can`t connect socket (errno=111 Connection refused)");
   });
 
   it("no server listening (UDP)", () => {
-    const e = parseError(() => sockperf.parse(output("udp-no-server", { csv: true }), defaults({ protocol: "udp" })));
+    const e = expectToolError(() => sockperf.parse(output("udp-no-server", { csv: true }), defaults({ protocol: "udp" })));
     expect(e.message).toContain("No messages were received from the server. Is the server down?");
   });
 
   it("bad message size: the Invalid line, not the usage text", () => {
-    const e = parseError(() => sockperf.parse(output("bad-msg-size"), defaults()));
+    const e = expectToolError(() => sockperf.parse(output("bad-msg-size"), defaults()));
     expect(e.message).toBe("sockperf: '-m' Invalid message size: 2 (min: 14)");
   });
 
   it("unknown option: only the usage text was printed", () => {
-    const e = parseError(() => sockperf.parse(output("bad-arg"), defaults()));
+    const e = expectToolError(() => sockperf.parse(output("bad-arg"), defaults()));
     expect(e.message).toMatch(/usage text/);
   });
 
   it("zero valid observations", () => {
-    const e = parseError(() => sockperf.parse(output("no-valid-observations", { csv: true }), defaults()));
+    const e = expectToolError(() => sockperf.parse(output("no-valid-observations", { csv: true }), defaults()));
     expect(e.message).toContain("No valid observations found");
   });
 
   it("zero observations in an otherwise well-formed summary", () => {
     const text = "sockperf: Total 0 observations; each percentile contains 0.00 observations\n";
-    const e = parseError(() => parseSockperf({ stdout: text }));
+    const e = expectToolError(() => parseSockperf({ stdout: text }));
     expect(e.message).toContain("zero observations");
   });
 
   it("the _seqN > m_maxSequenceNo bug (3.6/3.7), with a hint", () => {
-    const e = parseError(() => parseSockperf({ stdout: fx("v3.6-seqn-error.public.stdout") }));
+    const e = expectToolError(() => parseSockperf({ stdout: fx("v3.6-seqn-error.public.stdout") }));
     expect(e.message).toContain("ERROR: _seqN > m_maxSequenceNo (errno=0 Success)");
     expect(e.message).toContain("known sockperf 3.6/3.7 bug");
   });
 
   it("empty output", () => {
-    const e = parseError(() => parseSockperf({ stdout: "", stderr: "" }));
+    const e = expectToolError(() => parseSockperf({ stdout: "", stderr: "" }));
     expect(e.message).toContain("output is empty");
   });
 

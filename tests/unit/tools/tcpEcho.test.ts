@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   tcpEcho,
@@ -10,30 +8,19 @@ import {
   type TcpEchoParams,
 } from "../../../src/tools/tcpEcho/index.ts";
 import { parseTcpEcho, parseTcpEchoVersion, readTcpEchoCsv, TCP_ECHO_HEADER } from "../../../src/tools/tcpEcho/parse.ts";
-import { ToolOutputError, type ClientOutput, type ToolResult } from "../../../src/tools/types.ts";
+import type { ClientOutput, ToolResult } from "../../../src/tools/types.ts";
+import { clientContext, clientOutput, expectToolError, fixture, serverContext } from "./helpers.ts";
 
-const dir = fileURLToPath(new URL("../../fixtures/tcp-echo/", import.meta.url));
-const fx = (name: string) => readFileSync(dir + name, "utf8");
+const fx = (name: string) => fixture("tcp-echo", name);
 const params = (over: Partial<TcpEchoParams> = {}): TcpEchoParams => TcpEchoParamsSchema.parse(over);
 
-const ctx = { targetAddress: "10.0.0.4", port: 7007, workDir: "/var/lib/latlab/run/cell-1", assetsDir: "/var/lib/latlab/run/tools/tcp-echo" };
+const ctx = clientContext({ targetAddress: "10.0.0.4", port: 7007, workDir: "/var/lib/latlab/run/cell-1", assetsDir: "/var/lib/latlab/run/tools/tcp-echo" });
 const files = tcpEchoFiles(ctx.workDir, ctx.port);
 
 /** What the runner hands parse(): the followed CSV under its absolute path, plus the log. */
-function output(csv: string, log = ""): ClientOutput {
-  return { stdout: "latlab_echo client started, pid 1234\n", stderr: "", exitCode: 0, files: { [files.csv]: csv, [files.log]: log } };
-}
+const output = (csv: string, log = ""): ClientOutput =>
+  clientOutput({ stdout: "latlab_echo client started, pid 1234\n", files: { [files.csv]: csv, [files.log]: log } });
 const parse = (name: string): ToolResult => tcpEcho.parse(output(fx(name)), params());
-
-function parseError(fn: () => unknown): ToolOutputError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ToolOutputError);
-    return e as ToolOutputError;
-  }
-  throw new Error("expected a ToolOutputError");
-}
 
 /** The RTTs in a fixture, read independently of the parser: column 5 of `probe,` lines, in µs. */
 const probeRtts = (csv: string) =>
@@ -75,7 +62,6 @@ describe("tcp-echo params", () => {
 
 describe("tcp-echo commands", () => {
   it("ships the script as an asset and needs only python3", () => {
-    expect(tcpEcho.name).toBe("tcp-echo");
     expect(tcpEcho.binaries).toEqual(["python3"]);
     expect(tcpEcho.assets).toEqual({ "latlab_echo.py": TCP_ECHO_SCRIPT });
     expect(TCP_ECHO_SCRIPT.startsWith("#!/usr/bin/env python3\n")).toBe(true);
@@ -84,7 +70,7 @@ describe("tcp-echo commands", () => {
   });
 
   it("server: the script in server mode on the cell's port", () => {
-    const spec = tcpEcho.server({ bindAddress: "0.0.0.0", port: 7007, workDir: "/w/servers", assetsDir: "/w/tools/tcp-echo" }, params());
+    const spec = tcpEcho.server(serverContext({ port: 7007, workDir: "/w/servers", assetsDir: "/w/tools/tcp-echo" }), params());
     expect(spec).toEqual({ command: "python3 /w/tools/tcp-echo/latlab_echo.py server --bind 0.0.0.0 --port 7007", port: 7007 });
   });
 
@@ -187,7 +173,7 @@ describe("tcp-echo parse (CSV captured from the script)", () => {
   });
 
   it("no probes at all: a ToolOutputError naming the first error", () => {
-    const e = parseError(() => parse("no-server.csv"));
+    const e = expectToolError(() => parse("no-server.csv"), "tcp-echo");
     expect(e.message).toBe("tcp-echo: no probes: connect: Connection refused (ECONNREFUSED)");
   });
 
@@ -216,13 +202,13 @@ describe("tcp-echo parse (CSV captured from the script)", () => {
   });
 
   it("rejects what is not the script's CSV, naming the line", () => {
-    expect(parseError(() => tcpEcho.parse(output("", "Traceback …\nOSError: boom\n"), params())).message).toBe(
+    expect(expectToolError(() => tcpEcho.parse(output("", "Traceback …\nOSError: boom\n"), params())).message).toBe(
       "tcp-echo: the client wrote no CSV; its log ends: Traceback … | OSError: boom",
     );
-    expect(parseError(() => parseTcpEcho({ csv: "packet_num,timestamp,rtt_us\n1,2,3\n" })).message).toMatch(/not a latlab_echo CSV/);
-    expect(parseError(() => parseTcpEcho({ csv: `${TCP_ECHO_HEADER}\n` })).message).toBe("tcp-echo: no probes: no probe recorded");
+    expect(expectToolError(() => parseTcpEcho({ csv: "packet_num,timestamp,rtt_us\n1,2,3\n" })).message).toMatch(/not a latlab_echo CSV/);
+    expect(expectToolError(() => parseTcpEcho({ csv: `${TCP_ECHO_HEADER}\n` })).message).toBe("tcp-echo: no probes: no probe recorded");
     const corrupt = fx("normal.csv").replace(/^probe,3,(.*),(\d+),,,$/m, "probe,3,$1,12x4,,,");
-    expect(parseError(() => tcpEcho.parse(output(corrupt), params())).message).toBe('tcp-echo: line 7: rtt_ns is not a number: "12x4"');
+    expect(expectToolError(() => tcpEcho.parse(output(corrupt), params())).message).toBe('tcp-echo: line 7: rtt_ns is not a number: "12x4"');
   });
 
   it("reads every fixture record by record", () => {

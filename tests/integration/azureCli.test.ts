@@ -1,0 +1,62 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const latlab = (args: string[]) => spawnSync(process.execPath, [join(ROOT, "bin/latlab.js"), ...args], { cwd: ROOT, encoding: "utf8", env: { ...process.env, CI: "true" } });
+
+describe("latlab --target azure, offline (no Pulumi CLI, no credentials here)", () => {
+  it("plan --json lists every resource and a cost, under mocks", () => {
+    const r = latlab(["plan", "ppg-vs-zone", "--target", "azure", "--json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const { plan, azure } = JSON.parse(r.stdout);
+    expect(plan.experiment.name).toBe("ppg-vs-zone");
+    const types = azure.resources.map((x: { type: string }) => x.type.split(":").pop());
+    expect(types.filter((t: string) => t === "VirtualMachine")).toHaveLength(4);
+    expect(types).toContain("ProximityPlacementGroup");
+    const nics = azure.resources.filter((x: { type: string }) => x.type.endsWith("NetworkInterface"));
+    expect(nics.every((n: { inputs: { acceleratedNetworking: boolean } }) => n.inputs.acceleratedNetworking === true)).toBe(true);
+    expect(azure.cost.hourlyUsd).toBeGreaterThan(0);
+    expect(azure.cost.totalUsd).toBeGreaterThan(azure.cost.hourlyUsd * 0.5);
+    expect(r.stdout).not.toMatch(/PRIVATE KEY/);
+  });
+
+  it("--max-cost below the estimate refuses", () => {
+    const r = latlab(["plan", "ppg-vs-zone", "--target", "azure", "--max-cost", "0.01"]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/refused: .*0\.01/);
+  });
+
+  it("refuses at plan time what Azure would refuse, naming variant, host and field", () => {
+    const r = latlab(["plan", "tests/fixtures/experiments/accelnet-on-b1s.ts", "--target", "azure"]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/cannot be deployed on Azure/);
+    expect(r.stderr).toMatch(/accelnet.*Standard_B1s|Standard_B1s.*Accelerated Networking/i);
+  });
+
+  it("run needs --ssh-from and creates nothing without it", () => {
+    const out = mkdtempSync(join(tmpdir(), "latlab-az-"));
+    const r = latlab(["run", "ppg-vs-zone", "--target", "azure", "--out", out]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("--ssh-from CIDR is required");
+    expect(existsSync(join(out, "results.json"))).toBe(false);
+  });
+
+  it("run refuses an SSH source open to everyone", () => {
+    const r = latlab(["run", "ppg-vs-zone", "--target", "azure", "--ssh-from", "0.0.0.0/0"]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/--ssh-from: .*opens SSH to everyone|wider than/);
+  });
+
+  it("run without the Pulumi CLI stops before anything is created and says how to install it", () => {
+    const out = mkdtempSync(join(tmpdir(), "latlab-az-"));
+    const r = latlab(["run", "ppg-vs-zone", "--target", "azure", "--ssh-from", "203.0.113.7/32", "--out", out]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/estimated cost: \$/);
+    expect(r.stderr).toMatch(/Pulumi CLI/);
+    expect(r.stderr).toMatch(/--install-pulumi/);
+    expect(existsSync(join(out, "results.json"))).toBe(false);
+  });
+});

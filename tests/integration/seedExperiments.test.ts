@@ -1,0 +1,103 @@
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ResultsSchema, type Results } from "../../src/results/schema.ts";
+
+// Every seed's experiment, run for real on the local target with short durations, as
+// `npm run experiment -- <name>` runs it. Each test checks the tools and variants the issue
+// lists for that experiment, and that nothing is left behind.
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+function run(name: string, duration: string): Promise<{ code: number | null; stdout: string; stderr: string; results: Results }> {
+  const out = mkdtempSync(join(tmpdir(), `latlab-seed-${name}-`));
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [join(ROOT, "bin/latlab.js"), "run", name, "--out", out, "--duration", duration, "--quiet"], { cwd: ROOT });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => done({ code, stdout, stderr, results: ResultsSchema.parse(JSON.parse(readFileSync(join(out, "results.json"), "utf8"))) }));
+  });
+}
+
+const noNamespacesLeft = () => expect(execFileSync("ip", ["netns", "list"], { encoding: "utf8" }).trim()).toBe("");
+const tools = (r: Results) => [...new Set(r.measurements.map((m) => m.tool))].sort();
+const okCells = (r: Results) => r.measurements.filter((m) => m.status === "ok").length;
+
+describe("the five seed experiments on the local target", () => {
+  it("zone-region-baseline (seed 000): three clients at once, pair ratios, breaks, windowed means", async () => {
+    const { code, stdout, stderr, results } = await run("zone-region-baseline", "3");
+    expect(code, stderr).toBe(0);
+    expect(tools(results)).toEqual(["tcp-echo"]);
+    expect(results.measurements.map((m) => `${m.from}:${m.pathKind}`)).toEqual(["samezone:same-zone", "crosszone:cross-zone", "crossregion:cross-region"]);
+    // The three clients ran at the same time, as in the seed.
+    const starts = results.measurements.map((m) => Date.parse(m.startedAt));
+    expect(Math.max(...starts) - Math.min(...starts)).toBeLessThan(2000);
+    expect(results.pairComparisons.map((c) => `${c.pair} vs ${c.baselinePair}`)).toEqual([
+      "crosszone->server vs samezone->server",
+      "crossregion->server vs samezone->server",
+      "crossregion->server vs crosszone->server",
+    ]);
+    expect(results.measurements.every((m) => Number(m.reported?.breaks) === 0)).toBe(true);
+    expect(stdout).toContain("host pairs compared:");
+    expect(stdout).toMatch(/no break/);
+    noNamespacesLeft();
+  });
+
+  it("ppg-vs-zone (seeds 001, 003): sockperf, ping and qperf on both variants", async () => {
+    const { code, stderr, results } = await run("ppg-vs-zone", "1");
+    expect(code, stderr).toBe(0);
+    expect(tools(results)).toEqual(["ping", "qperf", "sockperf"]);
+    expect(results.variants.map((v) => v.id)).toEqual(["ppg=false", "ppg=true"]);
+    noNamespacesLeft();
+  });
+
+  it("accelnet-on-off (seeds 003, 004): AccelNet off/on × three placements, compared within each placement", async () => {
+    const { code, stdout, stderr, results } = await run("accelnet-on-off", "1");
+    expect(code, stderr).toBe(0);
+    expect(tools(results)).toEqual(["iperf3", "qperf", "sockperf"]);
+    expect(results.variants).toHaveLength(6);
+    expect(new Set(results.measurements.map((m) => m.pathKind))).toEqual(new Set(["cross-zone", "same-zone", "same-ppg"]));
+    for (const c of results.comparisons) {
+      expect(c.variant).toMatch(/accelnet=true/);
+      expect(c.baseline).toBe(c.variant.replace("accelnet=true", "accelnet=false"));
+    }
+    expect(stdout).toContain("not emulated on local: accelnet");
+    noNamespacesLeft();
+  });
+
+  it("public-vs-peered (seed 002): hop count per path, iperf3 -P 4 with and without -w 32M, two sizes", async () => {
+    const { code, stderr, results } = await run("public-vs-peered", "2");
+    expect(code, stderr).toBe(0);
+    expect(tools(results)).toEqual(["iperf3", "traceroute"]);
+    expect(results.variants.map((v) => v.id)).toEqual([
+      "size=Standard_DS13_v2,path=private",
+      "size=Standard_DS13_v2,path=public",
+      "size=Standard_DS14_v2,path=private",
+      "size=Standard_DS14_v2,path=public",
+    ]);
+    const hops = (v: string) => results.measurements.find((m) => m.variant === v && m.tool === "traceroute")!.summary!.mean;
+    expect(hops("size=Standard_DS13_v2,path=public")).toBeGreaterThan(hops("size=Standard_DS13_v2,path=private"));
+    const windowed = results.measurements.filter((m) => m.tool === "iperf3" && m.params.window === "32M");
+    expect(windowed).toHaveLength(4);
+    expect(windowed.every((m) => m.params.parallel === 4 && m.summary!.count >= 2)).toBe(true);
+    expect(okCells(results)).toBe(results.measurements.length);
+    noNamespacesLeft();
+  });
+
+  it("ppg-availability-set (seed 004): PPG + availability set, AccelNet off/on, qperf and iperf3, 10 repetitions", async () => {
+    const { code, stderr, results } = await run("ppg-availability-set", "1");
+    expect(code, stderr).toBe(0);
+    expect(tools(results)).toEqual(["iperf3", "qperf"]);
+    expect(results.variants.map((v) => v.id)).toEqual(["accelnet=false", "accelnet=true"]);
+    expect(results.variants.every((v) => v.hosts.every((h) => h.ppg === "ppg" && h.availabilitySet === "avset"))).toBe(true);
+    expect(new Set(results.measurements.map((m) => m.repetition)).size).toBe(10);
+    expect(okCells(results)).toBe(60);
+    const latency = results.comparisons.find((c) => c.tool === "qperf" && c.metric === "rtt")!;
+    expect(latency.variantSummary.count).toBe(10);
+    noNamespacesLeft();
+  });
+});
