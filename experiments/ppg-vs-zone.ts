@@ -1,9 +1,11 @@
 import { defineExperiment } from "latlab";
 
 /**
- * Seed 001 (PPG vs no PPG in one zone, D2s_v4, AccelNet on, East US: ping ~1.3 ms vs ~0.86 ms,
- * sockperf 94 µs vs 63 µs) and seed 003's zonal vs PPG comparison, as one experiment; qperf
- * added so the PPG's effect is seen by a second TCP latency tool.
+ * Seed 001 (PPG vs no PPG in one zone, AccelNet on, East US: ping ~1.3 ms vs ~0.86 ms, sockperf
+ * 94 µs vs 63 µs) and seed 003's zonal vs PPG comparison, as one experiment; qperf added so the
+ * PPG's effect is seen by a second TCP latency tool. The seed ran D2s_v4; this runs the current
+ * generation, D2s_v5 (same 2 vCPUs, AccelNet), as latlab's issue asks — pass your own file with
+ * `size: "Standard_D2s_v4"` to repeat the seed to the letter.
  */
 export default defineExperiment({
   name: "ppg-vs-zone",

@@ -2,20 +2,20 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, extname, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
-import { z } from "zod";
 import { ExperimentDefinitionError, issuesFromZod } from "../dsl/errors.ts";
 import type { Experiment } from "../dsl/experiment.ts";
 import { didYouMean } from "../dsl/suggest.ts";
 import { buildPlan, type PlanOptions } from "../plan/buildPlan.ts";
 import { formatPlan } from "../report/planText.ts";
 import { comparisonTable } from "../report/table.ts";
-import { ResultsSchema } from "../results/schema.ts";
+import type { Results } from "../results/schema.ts";
 import { summarize } from "../results/summarize.ts";
 import { barProgress, lineProgress } from "../runner/progress.ts";
 import { runExperiment } from "../runner/runExperiment.ts";
 import { TARGET_NAMES, findTarget, type TargetOptions } from "../targets/registry.ts";
 import { TOOL_NAMES, findTool } from "../tools/registry.ts";
 import { LATLAB_VERSION } from "../version.ts";
+import { ignoreHangupWriteErrors } from "./hangup.ts";
 import { listExperimentFiles, loadExperiment } from "./loadExperiment.ts";
 
 const SCHEMA_FILE = new URL("../../schema/results.schema.json", import.meta.url);
@@ -32,8 +32,18 @@ export function parseDuration(value: string): NonNullable<PlanOptions["duration"
   throw new InvalidArgumentError(`expected seconds (e.g. 30) or a factor (e.g. 2x), got "${value}"`);
 }
 
-/** --duration wins; otherwise the experiment's own default for this target, if it has one. */
+/**
+ * --duration wins; otherwise the experiment's own default for this target, if it has one.
+ * Every `durationByTarget` key must name a target: a misspelled one (`locl`) would otherwise be
+ * ignored silently and the experiment run for the tools' defaults.
+ */
 export function planOptions(experiment: Experiment, target: string, duration?: PlanOptions["duration"]): PlanOptions {
+  const unknown = Object.keys(experiment.durationByTarget).filter((key) => !TARGET_NAMES.includes(key));
+  if (unknown.length) {
+    throw new Error(
+      `experiment "${experiment.name}": durationByTarget: ${unknown.map((key) => `"${key}" is not a target${didYouMean(key, TARGET_NAMES)}`).join("; ")}`,
+    );
+  }
   if (duration) return { duration };
   const seconds = experiment.durationByTarget[target];
   return seconds ? { duration: { seconds } } : {};
@@ -64,7 +74,21 @@ export function newRunId(now = new Date()): string {
   return `${stamp}-${randomBytes(2).toString("hex")}`;
 }
 
-function readSamples(runDir: string, results: z.infer<typeof ResultsSchema>) {
+/**
+ * The exit code of a run. A teardown that failed wins over everything, an interruption
+ * included: resources may be leaking, and scripts must not take it for a clean Ctrl-C.
+ */
+export function runExitCode(results: Pick<Results, "status" | "teardown">): number {
+  if (results.teardown.status === "failed" || results.status === "failed") return 1;
+  if (results.status === "interrupted") return 130;
+  if (results.status === "partial") return 2;
+  return 0;
+}
+
+/** Signals that stop a run gracefully: Ctrl-C, kill, and a dropped SSH session or terminal. */
+export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const satisfies readonly NodeJS.Signals[];
+
+function readSamples(runDir: string, results: Results) {
   const files = new Map(results.measurements.map((m) => [m.cell, m.samplesFile]));
   return (cell: string) => {
     const file = files.get(cell);
@@ -74,6 +98,7 @@ function readSamples(runDir: string, results: z.infer<typeof ResultsSchema>) {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  let exitCode = 0;
   const program = new Command("latlab")
     .description("Repeatable, honest network-latency experiments on emulated hosts or Azure.")
     .version(LATLAB_VERSION)
@@ -90,7 +115,7 @@ export async function main(argv: string[]): Promise<number> {
     .option("-o, --out <dir>", "results folder (default results/<runId>)")
     .option("-q, --quiet", "print only failures and the final table (CI)")
     .option("--no-install", "never install missing system packages; say what to run instead")
-    .option("--ssh-from <cidr>", "azure: the address your SSH comes from (the only SSH source the VMs accept)")
+    .option("--ssh-from <cidr>", "azure: the address your SSH comes from (the only SSH source the VMs accept), or \"auto\" to ask a public what-is-my-IP service")
     .option("--backend <url>", "azure: Pulumi backend (default: a file backend in the run folder)")
     .option("--max-cost <usd>", "azure: refuse to deploy above this estimated cost", parsePositive)
     .option("--live-prices", "azure: refresh prices from the Azure Retail Prices API")
@@ -106,6 +131,8 @@ export async function main(argv: string[]): Promise<number> {
       const quiet = opts.quiet || process.env.CI === "true";
       const progress = quiet || !process.stderr.isTTY ? lineProgress(process.stderr, opts.quiet) : barProgress();
       const log = (m: string) => progress.log(m);
+      // Azure's preflight lists the resources in a subprocess that must plan the same run.
+      // TargetOptions has no field for it yet: read as `duration` where present.
       const targetOptions: TargetOptions = {
         binaries: [...new Set(plan.cells.flatMap((c) => findTool(c.tool)!.binaries))],
         install: opts.install,
@@ -118,6 +145,7 @@ export async function main(argv: string[]): Promise<number> {
         livePrices: Boolean(opts.livePrices),
         yes: Boolean(opts.yes),
         installPulumi: Boolean(opts.installPulumi),
+        ...(opts.duration ? { duration: opts.duration } : {}),
       };
       await factory.preflight(plan, targetOptions);
       progress.log(`${experiment.name}: ${plan.variants.length} variants, ${plan.estimate.hosts} hosts, ${plan.cells.length} cells, ~${Math.ceil(plan.estimate.measurementSeconds)} s of measurement; run ${runId}`);
@@ -131,18 +159,18 @@ export async function main(argv: string[]): Promise<number> {
         else process.stderr.write(`${signal}: teardown is running; it reports what it could not remove when it ends\n`);
         controller.abort();
       };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      // After a hang-up the terminal is gone: writes fail with EIO/EPIPE, and must not crash
+      // the process before teardown has run and results.json is written.
+      ignoreHangupWriteErrors(process.stdout);
+      ignoreHangupWriteErrors(process.stderr);
+      for (const s of STOP_SIGNALS) process.on(s, onSignal);
       try {
         const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal });
         process.stdout.write(`\n${comparisonTable(results, readSamples(runDir, results))}\n`);
         process.stdout.write(`results: ${resolve(runDir, "results.json")}\n`);
-        if (results.status === "interrupted") return void (process.exitCode = 130);
-        if (results.teardown.status === "failed" || results.status === "failed") return void (process.exitCode = 1);
-        if (results.status === "partial") process.exitCode = 2;
+        exitCode = runExitCode(results);
       } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        for (const s of STOP_SIGNALS) process.off(s, onSignal);
       }
     });
 
@@ -170,7 +198,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(opts.json ? `${JSON.stringify({ plan, azure: report }, null, 2)}\n` : `${formatPlan(plan)}\n\n${formatAzureReport(report)}\n`);
       if (report.refusals.length) {
         process.stderr.write(`refused: ${report.refusals.map((r) => r.message).join("; ")}\n`);
-        process.exitCode = 1;
+        exitCode = 1;
       }
     });
 
@@ -185,7 +213,7 @@ export async function main(argv: string[]): Promise<number> {
       const log = (m: string) => process.stderr.write(`${m}\n`);
       const report = await destroyRun(ref, { resultsRoot: resolve("results"), stackFactory: createPulumiStackFactory({ installPulumi: Boolean(opts.installPulumi), log }), log });
       process.stdout.write(`teardown: ${report.status}${report.errors.length ? `\n  ${report.errors.join("\n  ")}` : ""}\n`);
-      if (report.status === "failed") process.exitCode = 1;
+      if (report.status === "failed") exitCode = 1;
     });
 
   program
@@ -199,7 +227,7 @@ export async function main(argv: string[]): Promise<number> {
       const report = await sweep({ client: await createAzureResourceGroupsClient(opts.subscription), now: new Date(), delete: Boolean(opts.delete), log });
       for (const g of report.groups) process.stdout.write(`${g.name}\t${g.state}\t${g.expiresAt ?? "unknown expiry"}\n`);
       if (report.dryRun && report.groups.some((g) => g.state === "expired")) process.stdout.write("dry run: nothing deleted; add --delete to remove the expired groups\n");
-      if (report.failed.length) process.exitCode = 1;
+      if (report.failed.length) exitCode = 1;
     });
 
   program
@@ -272,7 +300,7 @@ export async function main(argv: string[]): Promise<number> {
 
   try {
     await program.parseAsync(argv, { from: "user" });
-    return typeof process.exitCode === "number" ? process.exitCode : 0;
+    return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
     if (error instanceof ExperimentDefinitionError) process.stderr.write(`${error.message}\n`);

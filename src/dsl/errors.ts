@@ -81,6 +81,10 @@ export function issuesFromZod(
           }`,
         });
         break;
+      case "invalid_key":
+        // zod's own text ("Invalid key in record") says nothing about what a key must look like.
+        out.push({ path: formatPath(path), message: `${issue.issues.map((i) => i.message).join("; ")}, got ${describeValue(issue.input)}` });
+        break;
       default:
         out.push({ path: formatPath(path), message: `${issue.message}${"input" in issue && issue.input !== undefined ? `, got ${describeValue(issue.input)}` : ""}` });
     }

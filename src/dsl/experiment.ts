@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { NetworkPathSchema } from "../plan/types.ts";
+import { NetworkPathSchema, type AxisValue } from "../plan/types.ts";
 import { TOOL_NAMES, findTool, type ToolName, type tools } from "../tools/registry.ts";
 import { AXIS_NAMES, AxesSchema, type Axes, type AxisValues } from "./axes.ts";
 import { ExperimentDefinitionError, issuesFromZod, type DefinitionIssue } from "./errors.ts";
-import { baselineMap, expandMatrix } from "./matrix.ts";
+import { baselineMap, expandMatrix, type AxisPoint, type AxisTable } from "./matrix.ts";
 import { HostSpecSchema, RegionSchema, type HostSpec } from "./placement.ts";
-import { didYouMean } from "./suggest.ts";
+import { closestName, didYouMean } from "./suggest.ts";
 
-const RoleSchema = z.string().regex(/^[a-z][a-z0-9]{0,11}$/, "a role is lower case letters and digits, at most 12, starting with a letter");
+export const RoleSchema = z.string().regex(/^[a-z][a-z0-9]{0,11}$/, "a role is lower case letters and digits, at most 12, starting with a letter");
 
 const PairSchema = z.object({ from: RoleSchema, to: RoleSchema }).strict();
 
@@ -22,9 +22,23 @@ const MeasureShapeSchema = z
   })
   .strict();
 
-const HostsObjectSchema = z.record(RoleSchema, HostSpecSchema);
+export const HostsObjectSchema = z.record(RoleSchema, HostSpecSchema);
 
 const isFunction = (v: unknown): v is (...args: never[]) => unknown => typeof v === "function";
+
+type HostsFunction = (v: Record<string, unknown>) => unknown;
+
+/**
+ * An object of roles, or a function of the variant. Picked by `typeof` rather than a union:
+ * a union that fails reports only "Invalid input", hiding which host field is wrong.
+ */
+const HostsSchema = z.unknown().transform((value, ctx): z.infer<typeof HostsObjectSchema> | HostsFunction => {
+  if (isFunction(value)) return value as HostsFunction;
+  const parsed = HostsObjectSchema.safeParse(value, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
+  return z.NEVER;
+});
 
 export const ExperimentShapeSchema = z
   .object({
@@ -39,11 +53,13 @@ export const ExperimentShapeSchema = z
     axes: AxesSchema.default({}),
     zip: z.array(z.array(z.string()).min(2)).default([]),
     filter: z.custom<(v: Record<string, unknown>) => boolean>(isFunction, { message: "expected a function (variant) => boolean" }).optional(),
-    hosts: z.union([HostsObjectSchema, z.custom<(v: Record<string, unknown>) => unknown>(isFunction)]),
+    hosts: HostsSchema,
     measure: z.array(MeasureShapeSchema).min(1),
     /**
      * Measurement seconds per tool run on a given target when --duration is not given
      * (seed 000 ran 11 h on Azure; the same experiment runs for seconds on the local target).
+     * Keys are target names (`local`, `azure`). They are checked by the CLI, which knows the
+     * target registry; the DSL stays free of it.
      */
     durationByTarget: z.record(z.string(), z.number().positive()).default({}),
     replicas: z.number().int().min(1).default(1),
@@ -82,6 +98,7 @@ export interface ExperimentInput<A extends Axes = Axes> {
   filter?: (variant: AxisValues<A>) => boolean;
   hosts: HostsSpec | ((variant: AxisValues<A>) => HostsSpec);
   measure: MeasureSpec[];
+  /** Default seconds per tool run, keyed by target name (`{ local: 30 }`). */
   durationByTarget?: Record<string, number>;
   replicas?: number;
   repetitions?: number;
@@ -106,19 +123,39 @@ const knownKeysAt = (path: readonly PropertyKey[]): readonly string[] | undefine
   return undefined;
 };
 
+type Shape = z.infer<typeof ExperimentShapeSchema>;
+
+/**
+ * The definition parsed field by field as well as whole: the whole parse finds unknown keys,
+ * the per-field one keeps the fields that are valid, so that a wrong `replicas` does not hide
+ * a wrong tool parameter. `broken` names the fields that later checks must not rely on.
+ */
+function parseShape(input: unknown): { def: Partial<Shape>; broken: Set<string>; issues: DefinitionIssue[] } {
+  const whole = ExperimentShapeSchema.safeParse(input, { reportInput: true });
+  if (whole.success) return { def: whole.data, broken: new Set(), issues: [] };
+  const def: Record<string, unknown> = {};
+  const broken = new Set<string>();
+  const fields = typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
+  for (const [key, schema] of Object.entries(ExperimentShapeSchema.shape)) {
+    const field = (schema as z.ZodType).safeParse(fields[key]);
+    if (field.success) def[key] = field.data;
+    else broken.add(key);
+  }
+  return { def: def as Partial<Shape>, broken, issues: issuesFromZod(whole.error, [], knownKeysAt) };
+}
+
 /**
  * Declares an experiment. Validates everything that can be checked without bringing anything
  * up — fields, axis values, tool names and parameters, the matrix, the baseline — and throws
- * ExperimentDefinitionError naming each wrong field.
+ * ExperimentDefinitionError naming every wrong field at once.
  */
 export function defineExperiment<const A extends Axes>(input: ExperimentInput<A>): Experiment {
-  const parsed = ExperimentShapeSchema.safeParse(input, { reportInput: true });
-  const name = typeof (input as { name?: unknown })?.name === "string" ? (input as { name: string }).name : undefined;
-  if (!parsed.success) throw new ExperimentDefinitionError(issuesFromZod(parsed.error, [], knownKeysAt), name);
-  const def = parsed.data;
-  const issues: DefinitionIssue[] = [];
+  const { def, broken, issues } = parseShape(input);
+  const valid = (...keys: (keyof Shape)[]) => keys.every((k) => !broken.has(k));
+  const rawName = (input as { name?: unknown } | undefined)?.name;
+  const name = def.name ?? (typeof rawName === "string" ? rawName : undefined);
 
-  const measure = def.measure.map((m, i) => {
+  const measure = (def.measure ?? []).map((m, i) => {
     const tool = findTool(m.tool);
     if (!tool) {
       issues.push({ path: `measure[${i}].tool`, message: `unknown tool "${m.tool}"${didYouMean(m.tool, TOOL_NAMES)}` });
@@ -132,24 +169,65 @@ export function defineExperiment<const A extends Axes>(input: ExperimentInput<A>
     }
     return { ...m, params: params.data as Record<string, unknown> };
   });
+  if (def.measure) issues.push(...duplicatePairs(def.measure));
 
-  const { points, issues: matrixIssues } = expandMatrix(def.axes as Record<string, readonly (string | boolean)[]>, def.zip, def.filter);
-  issues.push(...matrixIssues);
-
-  if (def.baseline && points.length) {
-    const unknown = Object.keys(def.baseline).filter((key) => !(key in def.axes));
-    for (const key of unknown) issues.push({ path: `baseline.${key}`, message: `"${key}" is not one of the declared axes${didYouMean(key, Object.keys(def.axes))}` });
-    if (!unknown.length) issues.push(...baselineMap(points, def.baseline).issues);
+  let points: AxisPoint[] = [];
+  if (def.axes && def.zip && valid("axes", "zip", "filter")) {
+    const matrix = expandMatrix(def.axes as AxisTable, def.zip, def.filter);
+    points = matrix.points;
+    issues.push(...matrix.issues);
   }
 
-  if (typeof def.hosts === "object") {
+  if (def.baseline && def.axes && valid("axes")) {
+    const baselineIssues = checkBaseline(def.axes as AxisTable, def.baseline);
+    issues.push(...baselineIssues);
+    if (!baselineIssues.length && points.length) issues.push(...baselineMap(points, def.baseline).issues);
+  }
+
+  if (def.hosts && typeof def.hosts === "object") {
     const roles = Object.keys(def.hosts);
     if (roles.length < 2) issues.push({ path: "hosts", message: `an experiment needs at least two hosts, got ${roles.length}` });
-    issues.push(...checkPairs(def.measure, roles));
+    if (def.measure) issues.push(...checkPairs(def.measure, roles));
   }
 
-  if (issues.length) throw new ExperimentDefinitionError(issues, def.name);
-  return { ...def, measure, kind: "latlab.experiment" } as Experiment;
+  if (issues.length) throw new ExperimentDefinitionError(issues, name);
+  return { ...(def as Shape), measure, kind: "latlab.experiment" } as Experiment;
+}
+
+/** Baseline values must be values of their axis: a baseline no variant has compares nothing. */
+function checkBaseline(axes: AxisTable, baseline: Readonly<Record<string, AxisValue>>): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = [];
+  const names = Object.keys(axes);
+  for (const [key, value] of Object.entries(baseline)) {
+    const values = Object.hasOwn(axes, key) ? axes[key]! : undefined;
+    if (!values) {
+      issues.push({ path: `baseline.${key}`, message: `"${key}" is not one of the declared axes${didYouMean(key, names)}` });
+      continue;
+    }
+    if (values.includes(value)) continue;
+    // Suggest only among string values: "false" is not a typo of false, it is the wrong type.
+    const words = values.filter((v): v is string => typeof v === "string");
+    const match = typeof value === "string" ? closestName(value, words) : undefined;
+    issues.push({
+      path: `baseline.${key}`,
+      message: `expected one of ${values.map((v) => JSON.stringify(v)).join(", ")}, got ${JSON.stringify(value)}${match ? ` — did you mean ${JSON.stringify(match)}?` : ""}`,
+    });
+  }
+  return issues;
+}
+
+/** The same pair twice in one measure would run twice and be counted twice in the comparisons. */
+function duplicatePairs(measure: readonly { pairs?: { from: string; to: string }[] | undefined }[]): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = [];
+  measure.forEach((m, i) => {
+    const seen = new Set<string>();
+    m.pairs?.forEach((pair, j) => {
+      const id = `${pair.from}->${pair.to}`;
+      if (seen.has(id)) issues.push({ path: `measure[${i}].pairs[${j}]`, message: `duplicate pair ${id}` });
+      seen.add(id);
+    });
+  });
+  return issues;
 }
 
 function paramKeys(schema: z.ZodType): string[] {

@@ -17,16 +17,22 @@ export function expandMatrix(
 ): { points: AxisPoint[]; issues: DefinitionIssue[] } {
   const issues: DefinitionIssue[] = [];
   const names = Object.keys(axes);
+  // A repeated value would give two variants with one id, their cells and results mixed up.
+  for (const name of names) {
+    axes[name]!.forEach((value, i) => {
+      if (axes[name]!.indexOf(value) < i) issues.push({ path: `axes.${name}[${i}]`, message: `duplicate value ${JSON.stringify(value)}` });
+    });
+  }
   const groupOf = new Map<string, number>();
   zip.forEach((group, g) => {
     group.forEach((name, i) => {
-      if (!(name in axes)) issues.push({ path: `zip[${g}][${i}]`, message: `"${name}" is not one of the declared axes (${names.join(", ") || "none"})` });
+      if (!Object.hasOwn(axes, name)) issues.push({ path: `zip[${g}][${i}]`, message: `"${name}" is not one of the declared axes (${names.join(", ") || "none"})` });
       else if (groupOf.has(name)) issues.push({ path: `zip[${g}][${i}]`, message: `axis "${name}" is already in zip group ${groupOf.get(name)}` });
       else groupOf.set(name, g);
     });
-    const lengths = group.filter((n) => n in axes).map((n) => axes[n]!.length);
-    if (new Set(lengths).size > 1) {
-      issues.push({ path: `zip[${g}]`, message: `zipped axes must have the same number of values, got ${group.map((n, i) => `${n}: ${lengths[i]}`).join(", ")}` });
+    const known = group.filter((n) => Object.hasOwn(axes, n));
+    if (new Set(known.map((n) => axes[n]!.length)).size > 1) {
+      issues.push({ path: `zip[${g}]`, message: `zipped axes must have the same number of values, got ${known.map((n) => `${n}: ${axes[n]!.length}`).join(", ")}` });
     }
   });
   if (issues.length) return { points: [], issues };
@@ -39,7 +45,7 @@ export function expandMatrix(
     if (g === undefined) dimensions.push([name]);
     else if (!seenGroups.has(g)) {
       seenGroups.add(g);
-      dimensions.push(zip[g]!.filter((n) => n in axes));
+      dimensions.push(zip[g]!.filter((n) => Object.hasOwn(axes, n)));
     }
   }
 

@@ -3,6 +3,7 @@ import { ExperimentDefinitionError } from "../dsl/errors.ts";
 import { baselineMap, expandMatrix, variantId } from "../dsl/matrix.ts";
 import { findTool } from "../tools/registry.ts";
 import { pathKind } from "./pathKind.ts";
+import { scheduledSeconds } from "./schedule.ts";
 import { resolveHosts } from "./resolveHosts.ts";
 import { PlanSchema, type Cell, type Deployment, type NetworkPath, type Plan, type Variant } from "./types.ts";
 
@@ -92,7 +93,7 @@ export function buildPlan(experiment: Experiment, options: PlanOptions = {}): Pl
     deployments,
     cells,
     estimate: {
-      measurementSeconds: cells.reduce((sum, c) => sum + c.estimatedSeconds, 0),
+      measurementSeconds: scheduledSeconds(cells, (c) => c.estimatedSeconds),
       cells: cells.length,
       hosts: deployments.reduce((sum, d) => sum + d.hosts.length, 0),
     },

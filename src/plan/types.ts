@@ -59,7 +59,7 @@ export const PlanSchema = z.object({
   deployments: z.array(DeploymentSchema),
   cells: z.array(CellSchema),
   estimate: z.object({
-    /** Sum of the cells' tool run times: cells run one after another. */
+    /** The cells' tool run times as scheduled (see schedule.ts): mostly one after another. */
     measurementSeconds: z.number().nonnegative(),
     cells: z.number().int().nonnegative(),
     hosts: z.number().int().nonnegative(),

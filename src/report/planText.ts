@@ -9,7 +9,8 @@ const place = (h: Plan["variants"][number]["hosts"][number]) =>
 export function formatPlan(plan: Plan): string {
   const lines = [`${plan.experiment.name}: ${plan.experiment.description}`, ""];
   for (const v of plan.variants) {
-    lines.push(`variant ${v.id}${v.id === plan.baseline ? " (baseline)" : ""}`);
+    // Group baselines: every variant that is its own baseline is one, not only the first.
+    lines.push(`variant ${v.id}${plan.baselineOf[v.id] === v.id ? " (baseline)" : ""}`);
     for (const h of v.hosts) lines.push(`  ${h.role.padEnd(10)} ${place(h)}`);
   }
   lines.push("", `cells (${plan.cells.length}):`);

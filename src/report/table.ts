@@ -1,5 +1,6 @@
 import Table from "cli-table3";
-import type { Measurement, Results } from "../results/schema.ts";
+import type { Comparison, Measurement, Results } from "../results/schema.ts";
+import type { Summary } from "../results/summary.ts";
 import { summarizeMany } from "../results/summarize.ts";
 import { findTool } from "../tools/registry.ts";
 
@@ -12,26 +13,43 @@ const metricLabel = (metric: string, unit: string) => (metric === unit ? metric 
 const pairOf = (m: { from: string; to: string }) => `${m.from}->${m.to}`;
 
 /**
- * A name per measure: the tool, plus the parameters that tell it apart from other measures of
- * the same tool (`iperf3 window=32M`), so two entries of one tool never share a row.
+ * A name per measure: the tool, plus what tells it apart from other measures of the same tool
+ * — parameters (`iperf3 window=32M`), path (`path=public`) or host pairs (`pairs=a->server`) —
+ * so two entries of one tool never share a label.
  */
 export function measureLabels(measurements: readonly Measurement[]): Map<number, string> {
-  const params = new Map<number, { tool: string; params: Record<string, unknown> }>();
-  for (const m of measurements) if (!params.has(m.measure)) params.set(m.measure, { tool: m.tool, params: m.params });
+  const traits = new Map<number, { tool: string; values: Map<string, string> }>();
+  for (const m of measurements) {
+    let t = traits.get(m.measure);
+    if (!t) {
+      t = { tool: m.tool, values: new Map(Object.entries(m.params).map(([k, v]) => [k, v === undefined ? "-" : String(v)])) };
+      traits.set(m.measure, t);
+    }
+    // A path axis or several pairs give one measure several values: the label shows them all.
+    for (const [key, value] of [["path", m.path], ["pairs", pairOf(m)]] as const) {
+      const seen = t.values.get(` ${key}`);
+      const all = new Set(seen ? seen.split(",") : []).add(String(value));
+      t.values.set(` ${key}`, [...all].sort().join(","));
+    }
+  }
   const labels = new Map<number, string>();
-  for (const [index, { tool, params: p }] of params) {
-    const siblings = [...params.values()].filter((o) => o.tool === tool);
+  for (const [index, { tool, values }] of traits) {
+    const siblings = [...traits.values()].filter((o) => o.tool === tool);
     if (siblings.length === 1) {
       labels.set(index, tool);
       continue;
     }
-    const keys = [...new Set(siblings.flatMap((o) => Object.keys(o.params)))].filter(
-      (k) => new Set(siblings.map((o) => JSON.stringify(o.params[k]))).size > 1,
-    );
-    labels.set(index, `${tool} ${keys.map((k) => `${k}=${p[k] === undefined ? "-" : String(p[k])}`).join(" ")}`.trim());
+    // Parameter keys first, then path and pairs (kept apart from parameters by a leading space).
+    const keys = [...new Set(siblings.flatMap((o) => [...o.values.keys()]))]
+      .sort((a, b) => Number(a.startsWith(" ")) - Number(b.startsWith(" ")))
+      .filter((k) => new Set(siblings.map((o) => o.values.get(k) ?? "-")).size > 1);
+    labels.set(index, `${tool} ${keys.map((k) => `${k.trim()}=${values.get(k) ?? "-"}`).join(" ")}`.trim());
   }
   return labels;
 }
+
+const ratio = (v: number | undefined) => (v === undefined ? "—" : `${v.toFixed(2)}×`);
+const change = (v: number | undefined) => (v === undefined ? "—" : pct(v));
 
 /**
  * The seeds' tables, from results: per variant, measure and (when several) host pair: n / mean /
@@ -53,34 +71,43 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
     const isBaseline = variant.baseline === variant.id;
     for (const measure of measures) {
       const ofMeasure = results.measurements.filter((m) => m.variant === variant.id && m.measure === measure);
-      const pairs = multiPair ? [...new Set(ofMeasure.map(pairOf))] : [undefined];
+      const pairs = [...new Set(ofMeasure.map(pairOf))];
       for (const pair of pairs) {
-        const rows = ofMeasure.filter((m) => pair === undefined || pairOf(m) === pair);
+        const rows = ofMeasure.filter((m) => pairOf(m) === pair);
         const ok = rows.filter((m) => m.status === "ok" && m.summary);
-        const head = [isBaseline ? `${variant.id} (baseline)` : variant.id, labels.get(measure)!, ...(pair ? [pair] : [])];
+        const head = (suffix = "") => [isBaseline ? `${variant.id} (baseline)` : variant.id, `${labels.get(measure)!}${suffix}`, ...(multiPair ? [pair] : [])];
         if (!ok.length) {
-          if (rows.length) table.push([...head, "—", "0", { colSpan: 10, content: `all ${rows.length} failed` }]);
+          if (rows.length) table.push([...head(), "—", "0", { colSpan: 10, content: `all ${rows.length} failed` }]);
           continue;
         }
-        const first = ok[0]!.summary!;
-        const merged = summarizeMany(first.metric, first.unit, ok.map((m) => samplesOf(m.cell))) ?? (ok.length === 1 ? first : undefined);
-        if (!merged) continue;
-        const cmp = pairs.length === 1 ? results.comparisons.find((c) => c.variant === variant.id && c.measure === measure) : undefined;
-        table.push([
-          ...head,
-          metricLabel(merged.metric, merged.unit),
-          String(merged.count),
-          fmt(merged.mean),
-          fmt(merged.p50),
-          merged.p95 === undefined ? "—" : fmt(merged.p95),
-          fmt(merged.p99),
-          fmt(merged.min),
-          fmt(merged.max),
-          isBaseline ? "1.00×" : cmp ? `${cmp.ratioMean.toFixed(2)}×` : "—",
-          isBaseline ? "" : cmp ? pct(cmp.pctChangeMean) : "",
-          cmp?.diffMean ? `[${fmt(cmp.diffMean.ci95[0])}, ${fmt(cmp.diffMean.ci95[1])}]` : "",
-          cmp?.mannWhitney ? formatP(cmp.mannWhitney.p) : "",
-        ]);
+        const push = (suffix: string, summary: Summary, cmp: Comparison | undefined) =>
+          table.push([
+            ...head(suffix),
+            metricLabel(summary.metric, summary.unit),
+            String(summary.count),
+            fmt(summary.mean),
+            fmt(summary.p50),
+            summary.p95 === undefined ? "—" : fmt(summary.p95),
+            fmt(summary.p99),
+            fmt(summary.min),
+            fmt(summary.max),
+            isBaseline ? "1.00×" : cmp ? ratio(cmp.ratioMean) : "—",
+            isBaseline ? "" : cmp ? change(cmp.pctChangeMean) : "",
+            cmp?.diffMean ? `[${fmt(cmp.diffMean.ci95[0])}, ${fmt(cmp.diffMean.ci95[1])}]` : "",
+            cmp?.mannWhitney ? formatP(cmp.mannWhitney.p) : "",
+          ]);
+        const withSamples = ok.map((m) => ({ m, samples: samplesOf(m.cell) }));
+        const sampled = withSamples.filter((r) => r.samples.length);
+        if (sampled.length) {
+          const first = sampled[0]!.m.summary!;
+          const merged = summarizeMany(first.metric, first.unit, sampled.map((r) => r.samples))!;
+          const cmp = results.comparisons.find((c) => c.variant === variant.id && c.measure === measure && c.pair === pair);
+          push("", merged, cmp);
+        }
+        // A tool's own summary has no histogram to merge, and averaging its percentiles would
+        // invent a distribution: each such measurement gets its own row.
+        const summaryOnly = withSamples.filter((r) => !r.samples.length).map((r) => r.m);
+        for (const m of summaryOnly) push(ok.length > 1 ? ` [${runOf(m, ok)}]` : "", m.summary!, undefined);
       }
     }
   }
@@ -94,8 +121,8 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
         labels.get(c.measure) ?? c.tool,
         c.pair,
         c.baselinePair,
-        `${c.ratioMean.toFixed(2)}×`,
-        pct(c.pctChangeMean),
+        ratio(c.ratioMean),
+        change(c.pctChangeMean),
         c.diffMean ? `[${fmt(c.diffMean.ci95[0])}, ${fmt(c.diffMean.ci95[1])}]` : "",
         c.mannWhitney ? formatP(c.mannWhitney.p) : "",
       ]);
@@ -123,6 +150,15 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
   if (failed.length) lines.push(`${failed.length} failed cell(s):\n  ${failed.map((m) => `${m.cell}: ${m.error}`).join("\n  ")}`);
   lines.push(`teardown: ${results.teardown.status}${results.teardown.errors.length ? ` — ${results.teardown.errors.join("; ")}` : ""}`);
   return lines.join("\n");
+}
+
+/** Which run of several a measurement is: its replica and/or repetition, whichever tell them apart. */
+function runOf(m: Measurement, all: readonly Measurement[]): string {
+  const parts = [
+    ...(new Set(all.map((o) => o.replica)).size > 1 ? [`r${m.replica}`] : []),
+    ...(new Set(all.map((o) => o.repetition)).size > 1 ? [`rep${m.repetition}`] : []),
+  ];
+  return parts.length ? parts.join(" ") : m.cell;
 }
 
 /**

@@ -2,7 +2,8 @@
  * Comparing a variant (candidate) with the baseline, from raw samples. Pure, deterministic.
  *
  * - ratios are candidate / baseline; pctChange = (candidate − baseline) / baseline × 100
- *   (IEEE semantics: a zero baseline gives ±Infinity or NaN).
+ *   (IEEE semantics: a zero baseline gives ±Infinity or NaN; results.json cannot hold those, so
+ *   comparisons.ts leaves such a ratio out).
  * - p50 / p99 are exact nearest-rank percentiles of the raw samples (sorted[ceil(n·q) − 1],
  *   numpy `method="inverted_cdf"`), the same definition {@link Distribution} uses.
  * - diffMean = mean(candidate) − mean(baseline), with a 95 % percentile confidence interval from

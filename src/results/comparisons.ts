@@ -29,6 +29,9 @@ function groupBy(sampled: readonly SampledMeasurement[], key: (m: Measurement) =
   return groups;
 }
 
+const finite = <K extends string>(key: K, value: number): { [P in K]?: number } =>
+  (Number.isFinite(value) ? { [key]: value } : {}) as { [P in K]?: number };
+
 /** Below this many samples a side, a bootstrap CI or a rank test would only pretend. */
 export const MIN_SAMPLES_FOR_INFERENCE = 3;
 
@@ -44,10 +47,12 @@ function stats(measure: number, base: Group, cand: Group) {
     unit: cand.unit,
     variantSummary: summarizeMany(cand.metric, cand.unit, cand.samples)!,
     baselineSummary: summarizeMany(base.metric, base.unit, base.samples)!,
-    ratioMean: c.ratioMean,
-    pctChangeMean: c.pctChangeMean,
-    ratioP50: c.ratioP50,
-    ratioP99: c.ratioP99,
+    // A zero baseline (a stalled iperf3 run, a 0 percentile) has no ratio: IEEE gives
+    // Infinity or NaN, which JSON cannot hold and the schema refuses, so the field is left out.
+    ...finite("ratioMean", c.ratioMean),
+    ...finite("pctChangeMean", c.pctChangeMean),
+    ...finite("ratioP50", c.ratioP50),
+    ...finite("ratioP99", c.ratioP99),
     ...(inferable
       ? {
           diffMean: { estimate: c.diffMean.estimate, ci95: [c.diffMean.ci95[0], c.diffMean.ci95[1]] as [number, number] },
@@ -63,18 +68,27 @@ const measureIndex = (cells: readonly Cell[]) => {
 };
 const measuresOf = (cells: readonly Cell[]) => [...new Set(cells.map((c) => c.measure))].sort((a, b) => a - b);
 
-/** Every variant against its baseline, per measure. Variants or baselines without samples are skipped. */
+const pairOf = (c: { from: string; to: string }) => `${c.from}->${c.to}`;
+
+/**
+ * Every variant against its baseline, per measure and host pair: pooling the pairs would mix
+ * a same-zone client with a cross-region one and compare the blend. Pairs, variants or
+ * baselines without samples are skipped.
+ */
 export function compareVariants(baselineOf: Readonly<Record<string, string>>, variants: readonly string[], sampled: readonly SampledMeasurement[], cells: readonly Cell[]): Comparison[] {
   const measureOf = measureIndex(cells);
-  const groups = groupBy(sampled, (m) => `${m.variant}\u0000${measureOf(m)}`);
+  const groups = groupBy(sampled, (m) => `${m.variant}\u0000${measureOf(m)}\u0000${pairOf(m)}`);
   const out: Comparison[] = [];
   for (const variant of variants) {
     const baseline = baselineOf[variant];
     if (baseline === undefined || variant === baseline) continue;
     for (const measure of measuresOf(cells)) {
-      const base = groups.get(`${baseline}\u0000${measure}`);
-      const cand = groups.get(`${variant}\u0000${measure}`);
-      if (base && cand) out.push({ variant, baseline, ...stats(measure, base, cand) });
+      const pairs = [...new Set(cells.filter((c) => c.variant === variant && c.measure === measure).map(pairOf))];
+      for (const pair of pairs) {
+        const base = groups.get(`${baseline}\u0000${measure}\u0000${pair}`);
+        const cand = groups.get(`${variant}\u0000${measure}\u0000${pair}`);
+        if (base && cand) out.push({ variant, baseline, pair, ...stats(measure, base, cand) });
+      }
     }
   }
   return out;
@@ -87,7 +101,6 @@ export function compareVariants(baselineOf: Readonly<Record<string, string>>, va
  */
 export function comparePairs(sampled: readonly SampledMeasurement[], cells: readonly Cell[]): PairComparison[] {
   const measureOf = measureIndex(cells);
-  const pairOf = (c: { from: string; to: string }) => `${c.from}->${c.to}`;
   const groups = groupBy(sampled, (m) => `${m.variant}\u0000${measureOf(m)}\u0000${pairOf(m)}`);
   const out: PairComparison[] = [];
   const variants = [...new Set(cells.map((c) => c.variant))];

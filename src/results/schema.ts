@@ -84,18 +84,21 @@ const ComparisonStatsSchema = z.object({
   unit: z.string(),
   variantSummary: SummarySchema,
   baselineSummary: SummarySchema,
-  ratioMean: z.number(),
-  pctChangeMean: z.number(),
-  ratioP50: z.number(),
-  ratioP99: z.number(),
+  // Optional: a ratio to a zero baseline (a stalled iperf3 run, a 0 µs percentile) is no number.
+  ratioMean: z.number().optional().describe("mean(candidate) / mean(baseline); absent when the baseline mean is 0"),
+  pctChangeMean: z.number().optional().describe("(mean(candidate) − mean(baseline)) / mean(baseline) × 100; absent when the baseline mean is 0"),
+  ratioP50: z.number().optional().describe("p50(candidate) / p50(baseline); absent when the baseline p50 is 0"),
+  ratioP99: z.number().optional().describe("p99(candidate) / p99(baseline); absent when the baseline p99 is 0"),
   diffMean: z.object({ estimate: z.number(), ci95: z.tuple([z.number(), z.number()]) }).optional(),
   mannWhitney: z.object({ u: z.number(), p: z.number() }).optional(),
 });
 
-/** A variant against its baseline variant, for one measure. */
+/** A variant against its baseline variant, for one measure and one host pair. */
 export const ComparisonSchema = ComparisonStatsSchema.extend({
   variant: z.string(),
   baseline: z.string(),
+  /** The host pair, `from->to`: the same pair in the variant and in its baseline. */
+  pair: z.string(),
 });
 export type Comparison = z.infer<typeof ComparisonSchema>;
 

@@ -12,7 +12,8 @@ export function summarize(result: ToolResult): Summary | undefined {
     distribution.add(result.samples);
     return distribution.summary();
   }
-  const fromTool = SummarySchema.safeParse({ metric: result.metric, unit: result.unit, ...result.reported });
+  // The result's metric and unit are what the samples would have been in; the tool's copy must not override them.
+  const fromTool = SummarySchema.safeParse({ ...result.reported, metric: result.metric, unit: result.unit });
   return fromTool.success ? fromTool.data : undefined;
 }
 

@@ -19,8 +19,11 @@ export interface CellContext {
   server: { endpoint: HostEndpoint; ssh: NodeSSH };
   runDir: string;
   signal?: AbortSignal;
-  /** A new client connection after one dropped (detached clients keep collecting). */
-  reconnectClient?: () => Promise<NodeSSH>;
+  /**
+   * A new client connection after `failed` dropped (detached clients keep collecting). Gives
+   * the connection that replaced `failed` when another cell replaced it already.
+   */
+  reconnectClient?: (failed: NodeSSH) => Promise<NodeSSH>;
   log?: (message: string) => void;
 }
 
@@ -30,10 +33,20 @@ export function cellFields(cell: Cell) {
   return { cell: id, measure, variant, deployment, tool, params, from, to, path, pathKind, replica, repetition };
 }
 
-/** A cell that never produced output (not reached, server failed, host unreachable). */
-export function failedCell(cell: Cell, error: string): { measurement: Measurement; samples: number[] } {
+/**
+ * A cell that failed: never reached, server failed, host unreachable — or ran and failed, in
+ * which case `ran` keeps when it started and what it left under raw/.
+ */
+export function failedCell(
+  cell: Cell,
+  error: string,
+  ran: { startedAt?: string; warnings?: readonly string[]; raw?: readonly string[] } = {},
+): { measurement: Measurement; samples: number[] } {
   const now = new Date().toISOString();
-  return { measurement: { ...cellFields(cell), status: "failed", error, startedAt: now, finishedAt: now, warnings: [], raw: [] }, samples: [] };
+  return {
+    measurement: { ...cellFields(cell), status: "failed", error, startedAt: ran.startedAt ?? now, finishedAt: now, warnings: [...(ran.warnings ?? [])], raw: [...(ran.raw ?? [])] },
+    samples: [],
+  };
 }
 
 /** A file-system-safe name for a cell's raw-output folder. */
@@ -57,10 +70,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
     raw.push(join("raw", slug, name));
   };
   const base = { ...cellFields(cell), startedAt };
-  const fail = (error: string, warnings: string[] = []) => ({
-    measurement: { ...base, status: "failed" as const, error, finishedAt: new Date().toISOString(), warnings, raw },
-    samples: [],
-  });
+  const fail = (error: string) => failedCell(cell, error, { startedAt, warnings, raw });
 
   const targetAddress = cell.path === "public" ? ctx.server.endpoint.publicAddress : ctx.server.endpoint.privateAddress;
   if (!targetAddress) return fail(`${cell.to} has no ${cell.path} address on this target`);
@@ -71,6 +81,9 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
     const mk = await execWithTimeout(ctx.client.ssh, `mkdir -p ${shellQuote(workDir)}`, 10, ctx.signal);
     if (mk.exitCode !== 0) return fail(`${cell.from}: cannot create ${workDir}: ${mk.stderr.trim()}`);
     const files: Record<string, string> = {};
+    // The client's connection; a detached client's may be replaced while it is followed.
+    let clientSsh = ctx.client.ssh;
+    let skipFiles = false;
     let run;
     if (spec.detached) {
       const start = await execWithTimeout(ctx.client.ssh, spec.command, 30, ctx.signal);
@@ -78,25 +91,26 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
       keep("stderr.txt", start.stderr);
       if (start.exitCode !== 0) return fail(`${cell.tool} on ${cell.from} did not start: ${(start.stderr || start.stdout).trim()}`);
       const localName = spec.detached.outputFile.split("/").pop()!;
-      let client = ctx.client.ssh;
+      // Listed before following: what was collected is kept under raw/ even if following fails.
+      raw.push(join("raw", slug, localName));
       const followed = await followDetached({
         spec: spec.detached,
         localFile: join(rawDir, localName),
         deadline: Date.now() + spec.timeoutSeconds * 1000,
-        getSsh: () => client,
+        getSsh: () => clientSsh,
         reconnect: async () => {
-          if (!ctx.reconnectClient) throw new Error("connection lost and no way to reconnect");
-          client = await ctx.reconnectClient();
-          return client;
+          if (!ctx.reconnectClient) throw new Error("no way to reconnect");
+          clientSsh = await ctx.reconnectClient(clientSsh);
+          return clientSsh;
         },
         ...(ctx.signal ? { signal: ctx.signal } : {}),
         log: (m) => ctx.log?.(`${cell.id}: ${m}`),
       });
-      raw.push(join("raw", slug, localName));
       files[spec.detached.outputFile] = followed.content;
       run = { stdout: start.stdout, stderr: start.stderr, exitCode: 0 };
-      if (followed.ended !== "exited") warnings.push(`collection ended by ${followed.ended}; every record written until then is kept`);
-      if (followed.reconnects) warnings.push(`SSH reconnected ${followed.reconnects} time(s) while collecting; no record lost`);
+      warnings.push(...followed.warnings);
+      // Without a connection the other files cannot be fetched; parse what was collected.
+      if (followed.ended === "connection-lost") skipFiles = true;
     } else {
       const done = await execWithTimeout(ctx.client.ssh, spec.command, spec.timeoutSeconds, ctx.signal);
       keep("stdout.txt", done.stdout);
@@ -106,8 +120,17 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
     }
     for (const file of spec.files) {
       if (file in files) continue;
-      const got = await execWithTimeout(ctx.client.ssh, `cat ${shellQuote(file)}`, 60, ctx.signal);
-      if (got.exitCode === 0) {
+      if (skipFiles) {
+        warnings.push(`not fetched: ${file} (no connection)`);
+        continue;
+      }
+      const got = await execWithTimeout(clientSsh, `cat ${shellQuote(file)}`, 60, ctx.signal).catch((error: Error) => {
+        // A detached client's records are collected already: a side file is not worth losing them.
+        if (!spec.detached) throw error;
+        warnings.push(`could not fetch ${file}: ${error.message}`);
+        return undefined;
+      });
+      if (got?.exitCode === 0) {
         files[file] = got.stdout;
         keep(file.split("/").pop()!, got.stdout);
       }

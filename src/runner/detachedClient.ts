@@ -22,72 +22,126 @@ export interface DetachedOptions {
 
 export interface DetachedOutcome {
   content: string;
-  /** Why collection ended: the client exited, the time ran out, or the run was interrupted. */
-  ended: "exited" | "deadline" | "interrupted";
+  /**
+   * Why collection ended: the client exited, the time ran out, the run was interrupted, or the
+   * connection was lost for good (it dropped after the deadline, or reconnecting failed).
+   */
+  ended: "exited" | "deadline" | "interrupted" | "connection-lost";
   reconnects: number;
+  /** What the measurement should say about how it was collected (empty when nothing to say). */
+  warnings: string[];
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+/** A remote command could not be run or answered: the connection, not the host's disk or ours. */
+class ConnectionLost extends Error {}
+
+/** Resolves after `ms`, or at once when `signal` aborts; leaves no listener behind either way. */
+export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
   });
 
 /**
  * Follows a client running detached on its host: copies the bytes its output file gained since
- * the last look, every pollSeconds, into a local file, until the client exits. A dropped SSH
- * session is reconnected and collection resumes at the same offset; what the client already
- * wrote stays on the host either way. At the deadline or on interruption the client is stopped
- * and the tail collected.
+ * the last look, every pollSeconds, into a local file, until the client exits. At the deadline
+ * the client is stopped and the tail collected.
+ *
+ * A dropped SSH session is reconnected — after a pause of pollSeconds, and only for connection
+ * errors — and collection resumes at the same offset; what the client already wrote stays on
+ * the host either way. If the connection drops after the deadline or cannot be re-established,
+ * collection ends with "connection-lost" and what was collected is returned, not thrown away.
+ * A local failure (e.g. our disk is full) is not a dropped connection: it is thrown.
+ *
+ * On interruption collection stops at once and returns what was collected: the runner closes
+ * its SSH connections for teardown when the run is aborted, so neither the lines written since
+ * the last poll nor stopping the client can be done here; teardown stops the client.
  */
 export async function followDetached(options: DetachedOptions): Promise<DetachedOutcome> {
-  const { spec, localFile } = options;
+  const { spec, localFile, signal } = options;
   writeFileSync(localFile, "");
   let offset = 0;
   let reconnects = 0;
   let ssh = options.getSsh();
+  const pollMs = spec.pollSeconds * 1000;
 
+  const remote = async (command: string, timeoutSeconds: number) => {
+    try {
+      return await execWithTimeout(ssh, command, timeoutSeconds, signal);
+    } catch (error) {
+      throw new ConnectionLost((error as Error).message);
+    }
+  };
   // Bytes travel base64-encoded (node-ssh trims text output) and only whole lines are taken
   // until the end, so the offset stays exact even while the client is mid-write.
   const fetchNew = async (final = false) => {
-    const r = await execWithTimeout(ssh, `tail -c +${offset + 1} ${shellQuote(spec.outputFile)} 2>/dev/null | base64 -w0`, 60);
+    const r = await remote(`tail -c +${offset + 1} ${shellQuote(spec.outputFile)} 2>/dev/null | base64 -w0`, 60);
     const bytes = Buffer.from(r.stdout.trim(), "base64");
     const end = final ? bytes.length : bytes.lastIndexOf(0x0a) + 1;
     if (end > 0) {
-      appendFileSync(localFile, bytes.subarray(0, end));
+      try {
+        appendFileSync(localFile, bytes.subarray(0, end));
+      } catch (error) {
+        throw new Error(`cannot keep ${spec.outputFile} in ${localFile}: ${(error as Error).message}; collection stopped`);
+      }
       offset += end;
     }
   };
   const alive = async () => {
-    const r = await execWithTimeout(ssh, aliveCheck(`"$(cat ${shellQuote(spec.pidFile)} 2>/dev/null)"`), 20);
+    const r = await remote(aliveCheck(`"$(cat ${shellQuote(spec.pidFile)} 2>/dev/null)"`), 20);
     return r.stdout.includes("alive");
   };
-  const stop = () => execWithTimeout(ssh, `kill "$(cat ${shellQuote(spec.pidFile)} 2>/dev/null)" 2>/dev/null; sleep 1; true`, 20);
+  const stop = () => remote(`kill "$(cat ${shellQuote(spec.pidFile)} 2>/dev/null)" 2>/dev/null; sleep 1; true`, 20);
 
-  let ended: DetachedOutcome["ended"] = "exited";
+  const outcome = (ended: DetachedOutcome["ended"], warnings: string[] = []): DetachedOutcome => {
+    if (ended === "interrupted") warnings.push(`collection interrupted after ${offset} bytes; lines written since the last poll (up to ${spec.pollSeconds} s) were not collected`);
+    if (ended === "deadline") warnings.push("collection ended by the deadline; the client was stopped and every record written until then is kept");
+    if (reconnects) warnings.push(`SSH reconnected ${reconnects} time(s) while collecting; collection resumed where it stopped`);
+    return { content: readFileSync(localFile, "utf8"), ended, reconnects, warnings };
+  };
+  const lost = (why: string) => {
+    options.log(`gave up collecting: ${why}`);
+    return outcome("connection-lost", [
+      `connection lost while collecting (${why}); the ${offset} bytes collected until then are kept, records written later on the host were not collected`,
+    ]);
+  };
+
   for (;;) {
+    if (signal?.aborted) return outcome("interrupted");
     try {
       await fetchNew();
       if (!(await alive())) {
         await fetchNew(true);
-        break;
+        return outcome("exited");
       }
-      if (options.signal?.aborted || Date.now() >= options.deadline) {
-        ended = options.signal?.aborted ? "interrupted" : "deadline";
+      if (Date.now() >= options.deadline) {
         await stop();
         await fetchNew(true);
-        break;
+        return outcome("deadline");
       }
     } catch (error) {
       // Interrupted: the connections are being closed for teardown; keep what was collected.
-      if (options.signal?.aborted) return { content: readFileSync(localFile, "utf8"), ended: "interrupted", reconnects };
-      if (Date.now() >= options.deadline) throw error;
-      options.log(`lost the connection while collecting (${(error as Error).message}); reconnecting`);
-      ssh = await options.reconnect();
+      if (signal?.aborted) return outcome("interrupted");
+      if (!(error instanceof ConnectionLost)) throw error;
+      if (Date.now() >= options.deadline) return lost(`${error.message}, after the deadline`);
+      options.log(`lost the connection while collecting (${error.message}); reconnecting in ${spec.pollSeconds} s`);
+      await sleep(pollMs, signal);
+      if (signal?.aborted) return outcome("interrupted");
+      try {
+        ssh = await options.reconnect();
+      } catch (reconnectError) {
+        if (signal?.aborted) return outcome("interrupted");
+        return lost(`${error.message}; reconnecting failed: ${(reconnectError as Error).message}`);
+      }
       reconnects++;
       continue;
     }
-    await sleep(Math.min(options.spec.pollSeconds * 1000, Math.max(0, options.deadline - Date.now())), options.signal);
+    await sleep(Math.min(pollMs, Math.max(0, options.deadline - Date.now())), signal);
   }
-  return { content: readFileSync(localFile, "utf8"), ended, reconnects };
 }

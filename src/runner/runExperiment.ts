@@ -9,16 +9,19 @@ import { hostRecords } from "../results/hostRecords.ts";
 import type { Results, ShapingStatus, TeardownReport } from "../results/schema.ts";
 import { writeResults } from "../results/writeResults.ts";
 import type { Environment, HostEndpoint, Target } from "../targets/target.ts";
+import { scheduleGroups } from "../plan/schedule.ts";
 import { findTool } from "../tools/registry.ts";
 import { BASE_PORT, failedCell, runCell } from "./cellRunner.ts";
 import type { Progress } from "./progress.ts";
 import { startServer, stopServer, type RunningServer } from "./servers.ts";
 import { ensureAssets } from "./assets.ts";
 import { connectHost, execWithTimeout } from "./ssh.ts";
+import { HostConnections, type Connect } from "./connections.ts";
 import { LATLAB_VERSION } from "../version.ts";
 
 export interface RunOptions {
-  experiment: Experiment;
+  /** @deprecated Unused (the plan carries what the run needs); accepted so callers still compile. */
+  experiment?: Experiment;
   source: string;
   plan: Plan;
   target: Target;
@@ -27,6 +30,8 @@ export interface RunOptions {
   progress: Progress;
   /** Aborted on Ctrl-C / SIGTERM: in-flight work stops, teardown still runs. */
   signal: AbortSignal;
+  /** How hosts are reached; connectHost unless a test passes a fake. */
+  connect?: Connect;
 }
 
 const NO_SHAPING: ShapingStatus = { latency: "not-applicable", bandwidth: "not-applicable", note: "no hosts were brought up" };
@@ -90,6 +95,9 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   for (const c of notRun) sampled.push(failedCell(c, reason));
 
   const ok = sampled.filter((s) => s.measurement.status === "ok").length;
+  const status = runStatus({ aborted: signal.aborted, runError, ok, cells: plan.cells.length });
+  // A run that failed without throwing (every deployment unreachable) still says why.
+  const error = runError ?? (status === "failed" ? `no cell was measured; first failure: ${sampled.find((s) => s.measurement.error)?.measurement.error ?? "unknown"}` : undefined);
   const results: Results = {
     schemaVersion: 1,
     runId: options.runId,
@@ -97,8 +105,8 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     target: target.name,
     startedAt,
     finishedAt: new Date().toISOString(),
-    status: signal.aborted ? "interrupted" : runError && ok === 0 ? "failed" : ok === plan.cells.length ? "complete" : "partial",
-    ...(runError ? { error: runError } : {}),
+    status,
+    ...(error ? { error } : {}),
     environment: {
       latlabVersion: LATLAB_VERSION,
       node: process.version,
@@ -128,55 +136,50 @@ async function runDeployment(
 ): Promise<void> {
   const { progress, signal } = options;
   const hosts = endpoints.filter((e) => e.deployment === deploymentId);
-  const connections = new Map<string, NodeSSH>();
-  const servers: { ssh: NodeSSH; server: RunningServer }[] = [];
-  const abortAll = () => connections.forEach((c) => c.dispose());
+  const log = (m: string) => progress.log(m);
+  // Every host connected and ready, or none left open (see connectAll).
+  const connections = await HostConnections.connectAll(deploymentId, hosts, { connect: options.connect ?? connectHost, signal, log }, readyAndProbe);
+  const servers: { role: string; server: RunningServer }[] = [];
+  const abortAll = () => connections.close();
   signal.addEventListener("abort", abortAll, { once: true });
   try {
-    await Promise.all(
-      hosts.map(async (h) => {
-        const ssh = await connectHost(h, { signal, log: (m) => progress.log(m) });
-        connections.set(h.role, ssh);
-        await readyAndProbe(h, ssh, signal);
-      }),
-    );
     const started = new Map<string, RunningServer | undefined>();
     const shipped = new Set<string>();
 
     /** Versions, assets and the server a cell needs; one cell at a time, so nothing starts twice. */
     const prepare = async (cell: Cell) => {
-      const tool = findTool(cell.tool)!;
-      const client = hosts.find((h) => h.role === cell.from)!;
-      const server = hosts.find((h) => h.role === cell.to)!;
-      const clientSsh = connections.get(cell.from)!;
-      const serverSsh = connections.get(cell.to)!;
+      const tool = findTool(cell.tool);
+      if (!tool) throw new Error(`${deploymentId}: unknown tool "${cell.tool}"`);
+      const client = connections.endpoint(cell.from);
+      const server = connections.endpoint(cell.to);
+      const clientSsh = connections.get(cell.from);
+      const serverSsh = connections.get(cell.to);
       if (!(tool.name in toolVersions)) {
         const v = await execWithTimeout(clientSsh, tool.versionCommand, 10, signal);
         toolVersions[tool.name] = tool.parseVersion(`${v.stdout}\n${v.stderr}`) ?? "unknown";
       }
-      const clientAssets = await ensureAssets(clientSsh, client, tool, shipped);
-      const serverAssets = await ensureAssets(serverSsh, server, tool, shipped);
+      const clientAssets = await ensureAssets(clientSsh, client, tool, shipped, signal);
+      const serverAssets = await ensureAssets(serverSsh, server, tool, shipped, signal);
       const key = `${cell.to}/${cell.measure}`;
       if (!started.has(key)) {
         const s = await startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal);
         started.set(key, s);
-        if (s) servers.push({ ssh: serverSsh, server: s });
+        if (s) servers.push({ role: cell.to, server: s });
       }
       return () =>
-        runCell({
-          cell,
-          client: { endpoint: client, ssh: connections.get(cell.from)!, assetsDir: clientAssets },
-          server: { endpoint: server, ssh: serverSsh },
-          runDir: options.runDir,
-          signal,
-          reconnectClient: async () => {
-            connections.get(cell.from)?.dispose();
-            const fresh = await connectHost(client, { signal, log: (m) => progress.log(m) });
-            connections.set(cell.from, fresh);
-            return fresh;
+        runCell(
+          {
+            cell,
+            client: { endpoint: client, ssh: connections.get(cell.from), assetsDir: clientAssets },
+            server: { endpoint: server, ssh: connections.get(cell.to) },
+            runDir: options.runDir,
+            signal,
+            // Replaces only the connection this cell saw drop; parallel cells share one reconnect.
+            reconnectClient: (failed) => connections.reconnect(cell.from, failed),
+            log,
           },
-          log: (m) => progress.log(m),
-        });
+          tool,
+        );
     };
 
     for (const group of scheduleGroups(cells)) {
@@ -203,27 +206,28 @@ async function runDeployment(
     }
   } finally {
     signal.removeEventListener("abort", abortAll);
-    for (const { ssh, server } of servers) await stopServer(ssh, server).catch(() => undefined);
-    connections.forEach((c) => c.dispose());
+    // On the role's current connection: the one the server was started on may have been replaced.
+    for (const { role, server } of servers) {
+      try {
+        await stopServer(connections.get(role), server);
+      } catch {
+        // Closed or dropped: teardown removes the host and its processes.
+      }
+    }
+    connections.close();
   }
 }
 
 /**
- * Cells in the order they run: one at a time, except that consecutive cells of one measure and
- * repetition whose tool runs its pairs in parallel (a long-lived probe watched from several
- * places at the same moment, like seed 000's three clients) form one group.
+ * What a run's results say overall. A run in which no cell measured anything failed — also when
+ * nothing threw (every deployment unreachable) — unless it was interrupted.
  */
-export function scheduleGroups(cells: readonly Cell[]): Cell[][] {
-  const groups: Cell[][] = [];
-  for (const cell of cells) {
-    const last = groups.at(-1);
-    const head = last?.[0];
-    if (head && findTool(cell.tool)?.pairsInParallel && head.measure === cell.measure && head.repetition === cell.repetition && head.deployment === cell.deployment) {
-      last.push(cell);
-    } else groups.push([cell]);
-  }
-  return groups;
+export function runStatus(run: { aborted: boolean; runError?: string | undefined; ok: number; cells: number }): Results["status"] {
+  if (run.aborted) return "interrupted";
+  if (run.ok === 0 && (run.runError !== undefined || run.cells > 0)) return "failed";
+  return run.ok === run.cells ? "complete" : "partial";
 }
+
 
 /**
  * Waits until the host says it is ready (cloud-init done…), then asks it what it really is and

@@ -11,6 +11,9 @@ export interface RunningServer {
   log: string;
 }
 
+/** How long a started server may take to listen on its port. */
+export const LISTEN_TIMEOUT_MS = 15_000;
+
 /**
  * Starts a tool's server detached (it outlives this SSH session) and waits until its port
  * listens. Returns undefined for tools without a server.
@@ -35,18 +38,27 @@ export async function startServer(
   if (started.exitCode !== 0 || !Number.isInteger(pid) || pid <= 0) {
     throw new Error(`${where}: could not start ${tool.name} server: ${started.stderr.trim() || started.stdout.trim()}`);
   }
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    // Ready = this server's own pid holds a listening TCP or bound UDP socket on the port; a
-    // socket someone else holds there does not count.
-    const check = await execWithTimeout(ssh, `ss -Hlnptu 'sport = :${spec.port}' | grep -q 'pid=${pid},' && echo listening; ${aliveCheck(String(pid))}`, 10, signal);
-    if (check.stdout.includes("gone")) {
-      const out = await execWithTimeout(ssh, `tail -n 20 ${shellQuote(log)}`, 10, signal);
-      throw new Error(`${where}: ${tool.name} server exited at start: ${out.stdout.trim() || "(no output)"}`);
+  let gone = false;
+  try {
+    const deadline = Date.now() + LISTEN_TIMEOUT_MS;
+    for (;;) {
+      // Ready = this server's own pid holds a listening TCP or bound UDP socket on the port; a
+      // socket someone else holds there does not count.
+      const check = await execWithTimeout(ssh, `ss -Hlnptu 'sport = :${spec.port}' | grep -q 'pid=${pid},' && echo listening; ${aliveCheck(String(pid))}`, 10, signal);
+      if (check.stdout.includes("gone")) {
+        gone = true;
+        const out = await execWithTimeout(ssh, `tail -n 20 ${shellQuote(log)}`, 10, signal);
+        throw new Error(`${where}: ${tool.name} server exited at start: ${out.stdout.trim() || "(no output)"}`);
+      }
+      if (check.stdout.includes("listening")) return { tool: tool.name, host: where, port: spec.port, pid, log };
+      if (Date.now() > deadline) throw new Error(`${where}: ${tool.name} server not listening on port ${spec.port} after ${LISTEN_TIMEOUT_MS / 1000} s`);
+      await new Promise((r) => setTimeout(r, 100));
     }
-    if (check.stdout.includes("listening")) return { tool: tool.name, host: where, port: spec.port, pid, log };
-    if (Date.now() > deadline) throw new Error(`${where}: ${tool.name} server not listening on port ${spec.port} after 15 s`);
-    await new Promise((r) => setTimeout(r, 100));
+  } catch (error) {
+    // The pid is known: a server that did not become ready must not linger and hold the port
+    // when the next cell starts one there. Best effort; the original error is what matters.
+    if (!gone) await stopServer(ssh, { tool: tool.name, host: where, port: spec.port, pid, log }).catch(() => undefined);
+    throw error;
   }
 }
 

@@ -63,11 +63,18 @@ export interface ExecResult {
 /** Quotes a string for a POSIX shell. */
 export const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
+export interface ExecOptions {
+  /** Written to the command's standard input, which is then closed. */
+  stdin?: string;
+}
+
 /**
  * Runs a command with a hard limit on the host (coreutils timeout) and a local guard a little
- * later, so that neither a stuck tool nor a dead connection can hang the run.
+ * later, so that neither a stuck tool nor a dead connection can hang the run. Rejects only when
+ * the command could not be run or answered (dead connection, local guard, interruption): a
+ * failing command resolves with its exit code.
  */
-export async function execWithTimeout(ssh: NodeSSH, command: string, timeoutSeconds: number, signal?: AbortSignal): Promise<ExecResult> {
+export async function execWithTimeout(ssh: NodeSSH, command: string, timeoutSeconds: number, signal?: AbortSignal, options: ExecOptions = {}): Promise<ExecResult> {
   const wrapped = `timeout --kill-after=5 ${Math.ceil(timeoutSeconds)} sh -c ${shellQuote(command)}`;
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
@@ -78,7 +85,7 @@ export async function execWithTimeout(ssh: NodeSSH, command: string, timeoutSeco
   });
   try {
     if (signal?.aborted) throw new Error("interrupted");
-    const result = await Promise.race([ssh.execCommand(wrapped), guard]);
+    const result = await Promise.race([ssh.execCommand(wrapped, options.stdin !== undefined ? { stdin: options.stdin } : {}), guard]);
     return { stdout: result.stdout, stderr: result.stderr, exitCode: result.code, timedOut: result.code === 124 || result.code === 137 };
   } finally {
     clearTimeout(timer);

@@ -1,3 +1,4 @@
+import type { PlanOptions } from "../plan/buildPlan.ts";
 import type { Plan } from "../plan/types.ts";
 import type { Target } from "./target.ts";
 
@@ -22,6 +23,8 @@ export interface TargetOptions {
   maxCost?: number;
   /** Azure: refresh prices from the Retail Prices API. */
   livePrices?: boolean;
+  /** The --duration the run was planned with (a listing in another process must match it). */
+  duration?: PlanOptions["duration"];
   /** Folder run folders are kept in (for printed follow-up commands). */
   resultsRoot: string;
 }

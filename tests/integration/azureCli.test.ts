@@ -59,4 +59,16 @@ describe("latlab --target azure, offline (no Pulumi CLI, no credentials here)", 
     expect(r.stderr).toMatch(/--install-pulumi/);
     expect(existsSync(join(out, "results.json"))).toBe(false);
   });
+
+  it("run's offline listing plans the same run: its --duration, not the experiment's default", () => {
+    const totals = (text: string) => text.split("\n").filter((l) => /^\d+ deployments, .*estimated measurement time|^cost: .*worst case/.test(l));
+    const planned = totals(latlab(["plan", "ppg-vs-zone", "--target", "azure", "--duration", "7"]).stdout);
+    expect(planned).toHaveLength(2);
+    expect(totals(latlab(["plan", "ppg-vs-zone", "--target", "azure"]).stdout)).not.toEqual(planned);
+    const out = mkdtempSync(join(tmpdir(), "latlab-az-"));
+    const r = latlab(["run", "ppg-vs-zone", "--target", "azure", "--ssh-from", "203.0.113.7/32", "--duration", "7", "--out", out]);
+    expect(r.stderr).toMatch(/Azure resources \(offline/);
+    expect(totals(r.stderr)).toEqual(planned);
+    expect(r.status).toBe(1);
+  });
 });

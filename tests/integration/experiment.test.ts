@@ -15,10 +15,14 @@ interface Exit {
   stderr: string;
 }
 
-/** Runs the CLI as a user would; `onStderr` may act on progress (e.g. send SIGINT). */
-function latlab(args: string[], onStderr?: (text: string, child: ReturnType<typeof spawn>) => void): Promise<Exit> {
+/**
+ * Runs the CLI as a user would; `onStderr` may act on progress (e.g. send SIGINT). With
+ * `ownGroup` it leads its own process group, as a command started from a terminal does, so a
+ * test can signal the whole group the way Ctrl-C does.
+ */
+function latlab(args: string[], onStderr?: (text: string, child: ReturnType<typeof spawn>) => void, ownGroup = false): Promise<Exit> {
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, CI: "true" } });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, CI: "true" }, detached: ownGroup });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -105,6 +109,38 @@ describe("npm run experiment -- ppg-vs-zone (local target, real namespaces)", ()
     expect(results.status).toBe("interrupted");
     expect(results.measurements.some((m) => m.error?.includes("interrupt"))).toBe(true);
     expect(results.teardown.status).toBe("ok");
+    expect(leftovers(out)).toEqual([]);
+  });
+
+  it("a Ctrl-C repeated during teardown (to the whole process group) does not break teardown", async () => {
+    const out = mkdtempSync(join(tmpdir(), "latlab-e2e-"));
+    let first = false;
+    let during = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const run = await latlab(
+      ["run", "ppg-vs-zone", "--out", out, "--duration", "20"],
+      (text, child) => {
+        // What a terminal does on Ctrl-C: SIGINT to every process of the foreground group.
+        if (!first && text.includes("shaping:")) {
+          first = true;
+          setTimeout(() => process.kill(-child.pid!, "SIGINT"), 1500);
+        }
+        // Then Ctrl-C again and again while teardown runs `ip netns del` & co.
+        if (!timer && text.includes("tearing down")) {
+          timer = setInterval(() => {
+            if (during++ < 8) process.kill(-child.pid!, "SIGINT");
+            else clearInterval(timer);
+          }, 25);
+        }
+      },
+      true,
+    );
+    clearInterval(timer);
+    expect(during, "no SIGINT reached teardown").toBeGreaterThan(0);
+    expect(run.code, run.stderr).toBe(130);
+    const results = readResults(out);
+    expect(results.status).toBe("interrupted");
+    expect(results.teardown, run.stderr).toMatchObject({ status: "ok", errors: [] });
     expect(leftovers(out)).toEqual([]);
   });
 

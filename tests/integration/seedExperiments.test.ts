@@ -88,16 +88,23 @@ describe("the five seed experiments on the local target", () => {
     noNamespacesLeft();
   });
 
-  it("ppg-availability-set (seed 004): PPG + availability set, AccelNet off/on, qperf and iperf3, 10 repetitions", async () => {
+  it("ppg-availability-set (seed 004): availability set with/without PPG × AccelNet off/on, qperf and iperf3, 10 repetitions", async () => {
     const { code, stderr, results } = await run("ppg-availability-set", "1");
     expect(code, stderr).toBe(0);
     expect(tools(results)).toEqual(["iperf3", "qperf"]);
-    expect(results.variants.map((v) => v.id)).toEqual(["accelnet=false", "accelnet=true"]);
-    expect(results.variants.every((v) => v.hosts.every((h) => h.ppg === "ppg" && h.availabilitySet === "avset"))).toBe(true);
+    expect(results.variants.map((v) => v.id)).toEqual(["ppg=false,accelnet=false", "ppg=false,accelnet=true", "ppg=true,accelnet=false", "ppg=true,accelnet=true"]);
+    for (const v of results.variants) {
+      expect(v.hosts.every((h) => h.availabilitySet === "avset" && h.ppg === (v.axes.ppg ? "ppg" : null))).toBe(true);
+    }
     expect(new Set(results.measurements.map((m) => m.repetition)).size).toBe(10);
-    expect(okCells(results)).toBe(60);
-    const latency = results.comparisons.find((c) => c.tool === "qperf" && c.metric === "rtt")!;
-    expect(latency.variantSummary.count).toBe(10);
+    expect(okCells(results)).toBe(80);
+    // The PPG's effect within each AccelNet setting: ppg=true against its ppg=false sibling.
+    const latency = results.comparisons.filter((c) => c.tool === "qperf");
+    expect(latency.map((c) => `${c.variant} vs ${c.baseline}`)).toEqual([
+      "ppg=true,accelnet=false vs ppg=false,accelnet=false",
+      "ppg=true,accelnet=true vs ppg=false,accelnet=true",
+    ]);
+    expect(latency.every((c) => c.variantSummary.count === 10)).toBe(true);
     noNamespacesLeft();
   });
 });

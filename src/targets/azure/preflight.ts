@@ -1,15 +1,43 @@
-import { spawnSync } from "node:child_process";
+import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { createInterface } from "node:readline/promises";
 import { fileURLToPath } from "node:url";
+import type { PlanOptions } from "../../plan/buildPlan.ts";
 import type { Plan } from "../../plan/types.ts";
 import type { TargetOptions } from "../registry.ts";
 import type { Target } from "../target.ts";
 import { AzureTarget } from "./azureTarget.ts";
+import { detectRunnerAddress } from "./runnerAddress.ts";
 import { checkMaxCost, estimateCost, fetchLivePrices, loadPriceSnapshot, mergeSnapshots } from "./prices.ts";
 import { createPulumiStackFactory, locatePulumiCli } from "./stack.ts";
 import { AzureValidationError, recommendedExpiresAt, sshFromProblem, validateForAzure, worstCaseRun } from "./validateAzure.ts";
 
 const BIN = fileURLToPath(new URL("../../../bin/latlab.js", import.meta.url));
+
+/** The listing is offline (mocks) but may fetch live prices: generous, yet never a hang. */
+export const LISTING_TIMEOUT_MS = 5 * 60_000;
+/** Large experiments list thousands of resources with their inputs (JSON): far above 1 MiB. */
+export const LISTING_MAX_BUFFER = 256 * 1024 * 1024;
+
+export type AzurePreflightOptions = TargetOptions;
+
+/** The `latlab plan … --target azure` arguments that list the same run: same duration, same prices. */
+export function listingArgs(source: string, options: Pick<AzurePreflightOptions, "duration" | "livePrices">): string[] {
+  const args = ["plan", source, "--target", "azure"];
+  const d = options.duration;
+  if (d) args.push("--duration", "seconds" in d ? String(d.seconds) : `${d.factor}x`);
+  if (options.livePrices) args.push("--live-prices");
+  return args;
+}
+
+/** Why a listing subprocess did not succeed, in words; undefined when it did. */
+export function listingFailure(r: Pick<SpawnSyncReturns<string>, "status" | "signal" | "stdout" | "stderr" | "error">, timeoutMs = LISTING_TIMEOUT_MS): string | undefined {
+  const code = (r.error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "ETIMEDOUT") return `the offline Azure listing did not finish within ${Math.round(timeoutMs / 1000)} s`;
+  if (code === "ENOBUFS") return `the offline Azure listing printed more than ${LISTING_MAX_BUFFER / 1024 / 1024} MiB`;
+  if (r.error) return `the offline Azure listing could not run: ${r.error.message}`;
+  if (r.status !== 0) return `the offline Azure listing failed${r.signal ? ` (${r.signal})` : ""}:\n${r.stderr || r.stdout}`;
+  return undefined;
+}
 
 /**
  * Everything checked before a real deploy, cheapest first and all offline until the last step:
@@ -17,12 +45,18 @@ const BIN = fileURLToPath(new URL("../../../bin/latlab.js", import.meta.url));
  * listing (in a separate process: Pulumi's mocks are process-wide and must not meet a real
  * deploy), and finally the Pulumi CLI.
  */
-export async function azurePreflight(plan: Plan, options: TargetOptions): Promise<void> {
+export async function azurePreflight(plan: Plan, options: AzurePreflightOptions, detect: () => Promise<{ cidr: string; source: string }> = detectRunnerAddress): Promise<void> {
   if (!options.sshFrom) {
     throw new Error(
-      "--ssh-from CIDR is required with --target azure: the address your SSH comes from (e.g. 203.0.113.7/32). " +
-        "The VMs accept SSH from it only; latlab does not ask an outside service what your address is.",
+      "--ssh-from CIDR is required with --target azure: the address your SSH comes from (e.g. 203.0.113.7/32), " +
+        "or `--ssh-from auto` to ask a public what-is-my-IP service. The VMs accept SSH from it only.",
     );
+  }
+  if (options.sshFrom === "auto") {
+    const detected = await detect();
+    options.log(`--ssh-from auto: this machine's public address is ${detected.cidr} (asked ${detected.source})`);
+    // The target is created from the same options: it must see the address, not "auto".
+    options.sshFrom = detected.cidr;
   }
   const sshProblem = sshFromProblem(options.sshFrom);
   if (sshProblem) throw new Error(`--ssh-from: ${sshProblem}`);
@@ -47,25 +81,82 @@ export async function azurePreflight(plan: Plan, options: TargetOptions): Promis
     if (refusals.length) throw new Error(`not deploying: ${refusals.map((r) => r.message).join("; ")}`);
   }
 
-  const listing = spawnSync(process.execPath, [BIN, "plan", options.source, "--target", "azure"], { encoding: "utf8" });
-  if (listing.status !== 0) throw new Error(`the offline Azure listing failed:\n${listing.stderr || listing.stdout}`);
+  const listing = spawnSync(process.execPath, [BIN, ...listingArgs(options.source, options)], {
+    encoding: "utf8",
+    timeout: LISTING_TIMEOUT_MS,
+    killSignal: "SIGKILL",
+    maxBuffer: LISTING_MAX_BUFFER,
+  });
+  const failure = listingFailure(listing);
+  if (failure) throw new Error(failure);
   options.log(listing.stdout.trimEnd());
 
   await locatePulumiCli({ installPulumi: options.installPulumi ?? false, log: options.log });
 }
 
-/** Asks on the terminal; without one (CI) the answer is no unless --yes was given. */
-async function confirmOnTerminal(summary: string): Promise<boolean> {
-  if (!process.stdin.isTTY) {
-    process.stderr.write(`${summary}\nnot a terminal and no --yes: not deploying\n`);
+export interface PromptIo {
+  input: NodeJS.ReadableStream & { isTTY?: boolean };
+  output: NodeJS.WritableStream;
+  /** Where stop signals arrive while the question waits (default: this process). */
+  signals: Pick<NodeJS.EventEmitter, "on" | "off">;
+  /** Makes the run stop as interrupted (default: the SIGINT the terminal swallowed, re-raised). */
+  interrupt: () => void;
+}
+
+/**
+ * At the prompt the terminal is in raw mode: Ctrl-C reaches readline as a key, not the process
+ * as SIGINT, so the run's own handler would never hear of it. Hand it on.
+ */
+function raiseSigint(): void {
+  if (process.listenerCount("SIGINT") > 0) process.emit("SIGINT", "SIGINT");
+  else process.kill(process.pid, "SIGINT");
+}
+
+const PROMPT_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/**
+ * Asks on the terminal; without one (CI) the answer is no unless --yes was given. Ctrl-C at the
+ * prompt answers no and interrupts the run (exit 130, not a failure); Ctrl-D, a stop signal or a
+ * terminal that goes away answer no.
+ */
+export async function confirmOnTerminal(summary: string, io: Partial<PromptIo> = {}): Promise<boolean> {
+  const { input = process.stdin, output = process.stderr, signals = process, interrupt = raiseSigint } = io;
+  if (!input.isTTY) {
+    output.write(`${summary}\nnot a terminal and no --yes: not deploying\n`);
     return false;
   }
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const rl = createInterface({ input, output });
+  let ctrlC = false;
+  // Ctrl-C as a key (raw mode): with a listener readline reports it instead of just closing.
+  rl.on("SIGINT", () => {
+    ctrlC = true;
+    rl.close();
+  });
+  // A signal while asking (kill, hang-up, or Ctrl-C on a cooked terminal): the run's own
+  // handler stops the run; the question must not wait for an answer that never comes.
+  const stop = () => rl.close();
+  for (const s of PROMPT_SIGNALS) signals.on(s, stop);
+  const closed = new Promise<undefined>((resolve) => rl.once("close", () => resolve(undefined)));
+  let answer: string | undefined;
   try {
-    return /^y(es)?$/i.test((await rl.question(`${summary}\nDeploy? [y/N] `)).trim());
+    answer = await Promise.race([
+      rl.question(`${summary}\nDeploy? [y/N] `).catch((error: unknown) => {
+        // Node rejects a pending question with AbortError "Aborted with Ctrl+C" (or "+D").
+        if ((error as Error)?.name === "AbortError" && /Ctrl\+C/i.test((error as Error).message)) ctrlC = true;
+        return undefined;
+      }),
+      closed,
+    ]);
   } finally {
+    for (const s of PROMPT_SIGNALS) signals.off(s, stop);
     rl.close();
   }
+  if (ctrlC) {
+    output.write("\n");
+    interrupt();
+    return false;
+  }
+  return answer !== undefined && /^y(es)?$/i.test(answer.trim());
 }
 
 export async function createAzureTarget(options: TargetOptions): Promise<Target> {

@@ -1,3 +1,4 @@
+import { scheduledSeconds } from "../../plan/schedule.ts";
 import { isIP } from "node:net";
 import { ExperimentDefinitionError, type DefinitionIssue } from "../../dsl/errors.ts";
 import type { Plan } from "../../plan/types.ts";
@@ -162,8 +163,9 @@ export function cellTimeoutSeconds(cell: Plan["cells"][number]): number {
 
 /** Worst-case wall time of a run: bring-up + every cell at its timeout (cells run one after another) + teardown. */
 export function worstCaseRun(plan: Plan): WorstCase {
+  // Cells that run at the same time (a long-lived probe from several clients) count once.
   const cellsSeconds =
-    plan.cells.reduce((sum, c) => sum + cellTimeoutSeconds(c) + PER_CELL_OVERHEAD_SECONDS, 0) + plan.deployments.length * PER_DEPLOYMENT_OVERHEAD_SECONDS;
+    scheduledSeconds(plan.cells, (c) => cellTimeoutSeconds(c) + PER_CELL_OVERHEAD_SECONDS) + plan.deployments.length * PER_DEPLOYMENT_OVERHEAD_SECONDS;
   const seconds = BRING_UP_ALLOWANCE_SECONDS + cellsSeconds + TEARDOWN_ALLOWANCE_SECONDS;
   return { seconds, bringUpSeconds: BRING_UP_ALLOWANCE_SECONDS, cellsSeconds, teardownSeconds: TEARDOWN_ALLOWANCE_SECONDS };
 }

@@ -1,9 +1,10 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
+import { constants } from "node:os";
 
 /**
- * The one place the local target runs commands. Always argv arrays through execFile/spawn:
+ * The one place the local target runs commands. Always argv arrays through spawn:
  * no shell string is ever built from plan data (roles, regions, run ids).
  */
 
@@ -16,44 +17,110 @@ export interface ExecResult {
 export interface ExecOptions {
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Stay in latlab's process group, so that a Ctrl-C in the terminal stops the command too
+   * (e.g. a long install before any teardown is at stake). Default: own process group.
+   */
+  foreground?: boolean;
 }
 
 /** Runs a command; resolves with its exit code whatever it is (127 when it cannot start). */
 export type ExecFn = (argv: readonly string[], options?: ExecOptions) => Promise<ExecResult>;
 
-export const execCommand: ExecFn = (argv, options = {}) =>
-  new Promise((resolve) => {
+const DEFAULT_TIMEOUT_MS = 30_000;
+const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+/** After SIGTERM on our timeout, how long a command has before SIGKILL. */
+const KILL_GRACE_MS = 2_000;
+
+/** Signals a terminal sends to its whole foreground process group (Ctrl-C, Ctrl-backslash). */
+const TERMINAL_SIGNALS: readonly string[] = ["SIGINT", "SIGQUIT"];
+/** How often a command that a terminal signal killed before it started is started again. */
+const START_ATTEMPTS = 10;
+
+/**
+ * Runs a command in its own process group (unless `foreground`): a Ctrl-C in the terminal
+ * signals latlab's whole foreground group, and a second one during teardown must not kill
+ * `ip netns del` & co half-way — latlab decides when they stop. It is still awaited, and on
+ * our timeout (or too much output) its whole group gets SIGTERM, then SIGKILL.
+ *
+ * One gap remains: between fork and setsid the child is still in latlab's group, and a Ctrl-C
+ * in that window stays pending and kills it before it runs anything (measured: under a burst of
+ * Ctrl-Cs, about one start in four). Once in its own session no terminal can reach it, so a
+ * command that a terminal signal killed without a word of output never ran: it is started again.
+ */
+export const execCommand: ExecFn = async (argv, options = {}) => {
+  let result = await execOnce(argv, options);
+  for (let attempt = 1; attempt < START_ATTEMPTS && result.killedBeforeStart; attempt++) result = await execOnce(argv, options);
+  return result.result;
+};
+
+function execOnce(argv: readonly string[], options: ExecOptions): Promise<{ result: ExecResult; killedBeforeStart: boolean }> {
+  return new Promise((resolveOnce) => {
+    const resolve = (result: ExecResult, killedBeforeStart = false) => resolveOnce({ result, killedBeforeStart });
     const [file, ...args] = argv;
     if (file === undefined) {
       resolve({ code: 127, stdout: "", stderr: "empty command" });
       return;
     }
-    execFile(
-      file,
-      args,
-      {
-        timeout: options.timeoutMs ?? 30_000,
-        maxBuffer: 16 * 1024 * 1024,
-        env: { ...process.env, LC_ALL: "C", ...options.env },
-        encoding: "utf8",
-      },
-      (error, stdout, stderr) => {
-        if (!error) {
-          resolve({ code: 0, stdout, stderr });
-          return;
-        }
-        const e = error as NodeJS.ErrnoException & { code?: number | string; killed?: boolean; signal?: string };
-        let code = typeof e.code === "number" ? e.code : 127;
-        let extra = "";
-        if (e.code === "ENOENT") extra = `${file}: command not found`;
-        else if (e.killed || e.signal) {
-          code = 124;
-          extra = `killed (${e.signal ?? "timeout"}) after ${options.timeoutMs ?? 30_000} ms`;
-        } else if (typeof e.code !== "number") extra = e.message;
-        resolve({ code, stdout: stdout ?? "", stderr: [stderr ?? "", extra].filter((s) => s !== "").join("\n") });
-      },
-    );
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const ownGroup = !options.foreground;
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, { detached: ownGroup, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LC_ALL: "C", ...options.env } });
+    } catch (error) {
+      resolve({ code: 127, stdout: "", stderr: `${file}: ${(error as Error).message}` });
+      return;
+    }
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let size = 0;
+    let stoppedBecause: string | undefined;
+    let escalation: NodeJS.Timeout | undefined;
+    let settled = false;
+
+    const signalGroup = (signal: NodeJS.Signals) => {
+      try {
+        if (ownGroup && child.pid !== undefined) process.kill(-child.pid, signal);
+        else child.kill(signal);
+      } catch {
+        // Already gone.
+      }
+    };
+    const stop = (reason: string) => {
+      if (stoppedBecause !== undefined) return;
+      stoppedBecause = reason;
+      signalGroup("SIGTERM");
+      escalation = setTimeout(() => signalGroup("SIGKILL"), KILL_GRACE_MS);
+    };
+    const timer = setTimeout(() => stop(`killed (SIGTERM) after ${timeoutMs} ms: timed out`), timeoutMs);
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_OUTPUT_BYTES) stop(`killed: output exceeded ${MAX_OUTPUT_BYTES} bytes`);
+      else into.push(chunk);
+    };
+    child.stdout!.on("data", collect(stdout));
+    child.stderr!.on("data", collect(stderr));
+
+    const finish = (code: number, extra = "", killedBeforeStart = false) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(escalation);
+      const err = Buffer.concat(stderr).toString("utf8");
+      resolve({ code, stdout: Buffer.concat(stdout).toString("utf8"), stderr: [err, extra].filter((s) => s !== "").join("\n") }, killedBeforeStart);
+    };
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      // Could not start (no pid); other errors (a failed kill) change nothing.
+      if (child.pid !== undefined) return;
+      finish(127, error.code === "ENOENT" ? `${file}: command not found` : error.message);
+    });
+    child.on("close", (code, signal) => {
+      if (stoppedBecause !== undefined) finish(124, stoppedBecause);
+      else if (signal) finish(128 + (constants.signals[signal] ?? 0), `killed by ${signal}`, ownGroup && TERMINAL_SIGNALS.includes(signal) && size === 0);
+      else finish(code ?? 127);
+    });
   });
+}
 
 /** Quotes argv for display in error messages and logs (never executed). */
 export function formatArgv(argv: readonly string[]): string {

@@ -106,11 +106,13 @@ export async function checkLocalPrerequisites(options: PreflightOptions): Promis
       const env = { DEBIAN_FRONTEND: "noninteractive" };
       const argv = ["apt-get", "install", "-y", "--no-install-recommends", ...packages];
       options.log(`preflight: missing ${missing.join(", ")}; running ${formatArgv(argv)}`);
-      let r = await exec(argv, { env, timeoutMs: 15 * 60_000 });
+      // In latlab's own process group: a Ctrl-C during preflight (before any teardown exists)
+      // must stop apt-get too, not leave it running behind an exited latlab.
+      let r = await exec(argv, { env, timeoutMs: 15 * 60_000, foreground: true });
       if (r.code !== 0) {
         options.log("preflight: apt-get install failed; running apt-get update and trying again");
-        await exec(["apt-get", "update"], { env, timeoutMs: 15 * 60_000 });
-        r = await exec(argv, { env, timeoutMs: 15 * 60_000 });
+        await exec(["apt-get", "update"], { env, timeoutMs: 15 * 60_000, foreground: true });
+        r = await exec(argv, { env, timeoutMs: 15 * 60_000, foreground: true });
       }
       if (r.code !== 0) {
         throw new Error(`apt-get could not install ${packages.join(" ")}: ${(r.stderr || r.stdout).trim().split("\n").slice(-5).join("\n")}\nRun it yourself: ${installCommand(packages)}`);

@@ -70,10 +70,64 @@ describe("defineExperiment", () => {
     expect(issues[0]).toMatch(/^baseline: variant ppg=false,accelnet=true has no baseline/);
   });
 
-  it("reports every problem at once", () => {
-    const issues = issuesOf(() => defineExperiment({ ...base, replicas: 0, measure: [{ tool: "sockperf", params: { duration: -1 } }] }));
-    expect(issues.length).toBeGreaterThanOrEqual(1);
-    expect(issues.join("\n")).toContain("replicas");
+  it("reports every problem at once: a shape error does not hide the checks of the other fields", () => {
+    const issues = issuesOf(() =>
+      defineExperiment({
+        ...base,
+        replicas: 0,
+        axes: { ppg: [false, true] },
+        // @ts-expect-error: "no" is not a value of the ppg axis
+        baseline: { ppg: "no" },
+        measure: [{ tool: "sockperf", params: { duration: -1 } }],
+      }),
+    );
+    expect(issues).toEqual([
+      "replicas: Too small: expected number to be >=1, got 0",
+      "measure[0].params.duration: Too small: expected number to be >0, got -1",
+      'baseline.ppg: expected one of false, true, got "no"',
+    ]);
+  });
+
+  it("skips only the checks that need a broken field", () => {
+    // @ts-expect-error: axes.ppg must hold booleans; the baseline cannot be checked against it
+    const issues = issuesOf(() => defineExperiment({ ...base, axes: { ppg: ["yes"] }, baseline: { ppg: "maybe" }, measure: [{ tool: "sockpref" }] }));
+    expect(issues).toEqual(['axes.ppg[0]: expected boolean, got "yes"', 'measure[0].tool: unknown tool "sockpref" — did you mean "sockperf"?']);
+  });
+
+  it("names the wrong host field, whether hosts is an object or not", () => {
+    // @ts-expect-error: zone 1 is a number
+    expect(issuesOf(() => defineExperiment({ ...base, hosts: { server: {}, client: { zone: 1 } } }))).toEqual(['hosts.client.zone: expected one of "1", "2", "3", got 1']);
+    // @ts-expect-error: hosts is neither an object of roles nor a function
+    expect(issuesOf(() => defineExperiment({ ...base, hosts: "two" }))).toEqual(['hosts: expected record, got "two"']);
+    expect(issuesOf(() => defineExperiment({ ...base, hosts: { Server: {}, client: {} } }))).toEqual([
+      'hosts.Server: a role is lower case letters and digits, at most 12, starting with a letter, got "Server"',
+    ]);
+  });
+
+  it("checks baseline values against the values of their axis", () => {
+    const axes = { accelnet: [false, true], placement: ["same-zone", "cross-zone"] } as const;
+    // @ts-expect-error: "false" is a string, accelnet values are booleans
+    expect(issuesOf(() => defineExperiment({ ...base, axes, baseline: { accelnet: "false" } }))).toEqual(['baseline.accelnet: expected one of false, true, got "false"']);
+    // @ts-expect-error: misspelled placement
+    expect(issuesOf(() => defineExperiment({ ...base, axes, baseline: { placement: "same-zon" } }))).toEqual([
+      'baseline.placement: expected one of "same-zone", "cross-zone", got "same-zon" — did you mean "same-zone"?',
+    ]);
+    // A valid placement that is not one of this experiment's values is refused too.
+    // @ts-expect-error: same-ppg is not a value of this axis
+    expect(issuesOf(() => defineExperiment({ ...base, axes, baseline: { placement: "same-ppg" } }))).toEqual([
+      'baseline.placement: expected one of "same-zone", "cross-zone", got "same-ppg"',
+    ]);
+  });
+
+  it("refuses duplicate axis values and duplicate pairs, with their path", () => {
+    const issues = issuesOf(() =>
+      defineExperiment({
+        ...base,
+        axes: { ppg: [false, false, true] },
+        measure: [{ tool: "ping", pairs: [{ from: "client", to: "server" }, { from: "client", to: "server" }] }],
+      }),
+    );
+    expect(issues).toEqual(["measure[0].pairs[1]: duplicate pair client->server", "axes.ppg[1]: duplicate value false"]);
   });
 
   it("includes the file in the message once the loader knows it", () => {

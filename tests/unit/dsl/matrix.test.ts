@@ -35,6 +35,20 @@ describe("expandMatrix", () => {
     expect(expandMatrix({ a: [1] }, [["a", "c"]]).issues[0]).toMatchObject({ path: "zip[0][1]" });
   });
 
+  it("pairs each zipped axis with its own length when one name is unknown", () => {
+    expect(expandMatrix({ a: [1, 2], b: [1] }, [["a", "c", "b"]]).issues).toEqual([
+      { path: "zip[0][1]", message: '"c" is not one of the declared axes (a, b)' },
+      { path: "zip[0]", message: "zipped axes must have the same number of values, got a: 2, b: 1" },
+    ]);
+  });
+
+  it("refuses a value repeated in an axis: two variants would share one id", () => {
+    expect(expandMatrix({ ppg: [false, false, true], placement: ["same-zone", "cross-zone", "same-zone"] }).issues).toEqual([
+      { path: "axes.ppg[1]", message: "duplicate value false" },
+      { path: "axes.placement[2]", message: 'duplicate value "same-zone"' },
+    ]);
+  });
+
   it("reports a filter that removes everything or throws", () => {
     expect(expandMatrix({ a: [1, 2] }, [], () => false).issues).toEqual([{ path: "filter", message: "removes every variant" }]);
     const thrown = expandMatrix({ a: [1] }, [], () => {

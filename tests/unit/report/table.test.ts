@@ -1,8 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { measureLabels, notEmulatedAxes } from "../../../src/report/table.ts";
-import type { Measurement } from "../../../src/results/schema.ts";
+import { comparisonTable, measureLabels, notEmulatedAxes } from "../../../src/report/table.ts";
+import type { Measurement, Results } from "../../../src/results/schema.ts";
+import { buildPlan, defineExperiment } from "../../../src/index.ts";
+import type { Cell } from "../../../src/plan/types.ts";
+import { compareVariants } from "../../../src/results/comparisons.ts";
+import { summarizeMany } from "../../../src/results/summarize.ts";
+import type { Summary } from "../../../src/results/summary.ts";
 
-const m = (measure: number, tool: string, params: Record<string, unknown>) => ({ measure, tool, params }) as unknown as Measurement;
+const m = (measure: number, tool: string, params: Record<string, unknown>, more: Partial<Measurement> = {}) =>
+  ({ measure, tool, params, path: "private", from: "client", to: "server", ...more }) as unknown as Measurement;
 
 describe("measureLabels", () => {
   it("names a tool alone when it appears once, and by what differs when it appears twice", () => {
@@ -11,6 +17,22 @@ describe("measureLabels", () => {
       [0, "iperf3 window=-"],
       [1, "iperf3 window=32M"],
       [2, "ping"],
+    ]);
+  });
+
+  it("tells apart measures of one tool that differ only in path or in pairs", () => {
+    const labels = measureLabels([
+      m(0, "iperf3", { parallel: 4 }),
+      m(1, "iperf3", { parallel: 4 }, { path: "public" }),
+      m(2, "ping", {}, { from: "a" }),
+      m(2, "ping", {}, { from: "b" }),
+      m(3, "ping", {}, { from: "c" }),
+    ]);
+    expect([...labels.entries()]).toEqual([
+      [0, "iperf3 path=private"],
+      [1, "iperf3 path=public"],
+      [2, "ping pairs=a->server,b->server"],
+      [3, "ping pairs=c->server"],
     ]);
   });
 });
@@ -22,5 +44,87 @@ describe("notEmulatedAxes", () => {
     expect(notEmulatedAxes(results({ accelnet: true }, {}))).toEqual(["accelnet"]);
     expect(notEmulatedAxes(results({}, { availabilitySet: "avset" }))).toEqual(["availabilitySet"]);
     expect(notEmulatedAxes(results({}, {}))).toEqual([]);
+  });
+});
+
+describe("comparisonTable", () => {
+  /** Results of a plan whose cells measured `samplesOf(cell)`; `summaryOf` stands for a tool's own summary. */
+  function resultsOf(cells: readonly Cell[], plan: ReturnType<typeof buildPlan>, samplesOf: (c: Cell) => number[], summaryOf?: (c: Cell) => Summary | undefined): Results {
+    const measurements: Measurement[] = cells.map((c) => ({
+      cell: c.id, measure: c.measure, variant: c.variant, deployment: c.deployment, tool: c.tool, params: c.params, from: c.from, to: c.to,
+      path: c.path, pathKind: c.pathKind, replica: c.replica, repetition: c.repetition, status: "ok", startedAt: "", finishedAt: "", warnings: [], raw: [],
+      summary: summaryOf?.(c) ?? summarizeMany("rtt", "us", [samplesOf(c)])!,
+    }));
+    const sampled = measurements.map((measurement, i) => ({ measurement, samples: samplesOf(cells[i]!) }));
+    return {
+      schemaVersion: 1, runId: "r", experiment: { name: "x", description: "x", source: "x.ts" }, target: "local", startedAt: "", finishedAt: "", status: "complete",
+      environment: { latlabVersion: "0", node: "24", kernel: "k", toolVersions: {}, shaping: { latency: "unavailable", bandwidth: "applied", note: "shaping: test" }, facts: {} },
+      baseline: plan.baseline,
+      variants: plan.variants.map((v) => ({ id: v.id, axes: v.axes, baseline: plan.baselineOf[v.id]!, hosts: [] })),
+      measurements,
+      comparisons: compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells),
+      pairComparisons: [],
+      teardown: { status: "ok", errors: [], removed: [] },
+    };
+  }
+  /** The table's rows as lists of cell texts, those whose cells include every word given. */
+  const rowsOf = (text: string, ...words: string[]) =>
+    text
+      .split("\n")
+      .filter((line) => line.startsWith("│"))
+      .map((line) => line.split("│").slice(1, -1).map((cell) => cell.trim()))
+      .filter((cells) => words.every((w) => cells.includes(w)));
+  const byCell = (cells: readonly Cell[], samplesOf: (c: Cell) => number[]) => (id: string) => samplesOf(cells.find((c) => c.id === id)!);
+  const n = (value: number) => Array.from({ length: 20 }, (_, i) => value * (1 + (i % 2) / 100));
+
+  it("shows on each pair's row the comparison of that pair", () => {
+    const plan = buildPlan(defineExperiment({ name: "x", description: "x", axes: { accelnet: [false, true] }, hosts: { server: {}, near: {}, far: {} }, measure: [{ tool: "ping" }] }));
+    const value = (c: Cell) => (c.from === "near" ? 100 : 1000) * (c.variant === "accelnet=true" ? (c.from === "near" ? 0.5 : 2) : 1);
+    const text = comparisonTable(resultsOf(plan.cells, plan, (c) => n(value(c))), byCell(plan.cells, (c) => n(value(c))));
+    // variant, measure, pair, metric, n, mean, p50, p95, p99, min, max, vs baseline, change, …
+    expect(rowsOf(text, "accelnet=true", "near->server").map((r) => r.slice(11, 13))).toEqual([["0.50×", "-50.0%"]]);
+    expect(rowsOf(text, "accelnet=true", "far->server").map((r) => r.slice(11, 13))).toEqual([["2.00×", "+100.0%"]]);
+  });
+
+  it("looks the same with one pair per measure", () => {
+    const plan = buildPlan(defineExperiment({ name: "x", description: "x", axes: { accelnet: [false, true] }, hosts: { server: {}, client: {} }, measure: [{ tool: "ping" }] }));
+    const samples = (c: Cell) => n(c.variant === "accelnet=true" ? 50 : 100);
+    const text = comparisonTable(resultsOf(plan.cells, plan, samples), byCell(plan.cells, samples));
+    expect(rowsOf(text, "variant")[0]!.slice(0, 4)).toEqual(["variant", "measure", "metric", "n"]);
+    expect(rowsOf(text, "accelnet=true", "ping").map((r) => r.slice(10, 12))).toEqual([["0.50×", "-50.0%"]]);
+  });
+
+  it("prints — for a ratio to a zero baseline", () => {
+    const plan = buildPlan(defineExperiment({ name: "x", description: "x", axes: { accelnet: [false, true] }, hosts: { server: {}, client: {} }, measure: [{ tool: "ping" }] }));
+    const samples = (c: Cell) => (c.variant === "accelnet=true" ? n(5) : n(0).map(() => 0));
+    const results = resultsOf(plan.cells, plan, samples);
+    expect(results.comparisons[0]).not.toHaveProperty("ratioMean");
+    const rows = rowsOf(comparisonTable(results, byCell(plan.cells, samples)), "accelnet=true", "ping");
+    expect(rows.map((r) => r.slice(10, 12))).toEqual([["—", "—"]]);
+    expect(rows[0]![12]).toMatch(/^\[/);
+  });
+
+  it("shows every measurement that has only the tool's summary, never an average of percentiles", () => {
+    const plan = buildPlan(defineExperiment({ name: "x", description: "x", hosts: { server: {}, client: {} }, measure: [{ tool: "qperf" }], repetitions: 2 }));
+    const summary = (mean: number): Summary => ({ metric: "rtt", unit: "us", count: 1, mean, p50: mean, p90: mean, p99: mean, p999: mean, min: mean, max: mean, stddev: 0 });
+    const results = resultsOf(plan.cells, plan, () => [], (c) => summary(c.repetition ? 300 : 100));
+    const text = comparisonTable(results, () => []);
+    // measure, metric, n, mean, p50, p95, p99
+    expect(rowsOf(text, "default (baseline)").map((r) => r.slice(1, 8))).toEqual([
+      ["qperf [rep0]", "rtt µs", "1", "100", "100", "—", "100"],
+      ["qperf [rep1]", "rtt µs", "1", "300", "300", "—", "300"],
+    ]);
+  });
+
+  it("merges the measurements with samples and lists those without on their own rows", () => {
+    const plan = buildPlan(defineExperiment({ name: "x", description: "x", hosts: { server: {}, client: {} }, measure: [{ tool: "ping" }], repetitions: 3 }));
+    const samples = (c: Cell) => (c.repetition < 2 ? n(100) : []);
+    const summary = (c: Cell): Summary | undefined => (c.repetition === 2 ? { metric: "rtt", unit: "us", count: 7, mean: 500, p50: 500, p90: 500, p99: 500, p999: 500, min: 500, max: 500, stddev: 0 } : undefined);
+    const results = resultsOf(plan.cells, plan, samples, summary);
+    const text = comparisonTable(results, byCell(plan.cells, samples));
+    expect(rowsOf(text, "default (baseline)").map((r) => r.slice(1, 5))).toEqual([
+      ["ping", "rtt µs", "40", "101"],
+      ["ping [rep2]", "rtt µs", "7", "500"],
+    ]);
   });
 });

@@ -174,13 +174,13 @@ describe("moving-block bootstrap CI of the difference of means", () => {
     expect(w100 / w10000).toBeLessThan(20);
   });
 
-  it("is fast for n = 10⁵ with the defaults", () => {
+  // Speed is the bench's job (DEVELOPERS.md: no timed tests); this checks n = 10⁵ is handled right.
+  it("handles n = 10⁵ with the defaults", () => {
     const b = ar1(100_000, 60, 5, 0.6, 21);
     const c = ar1(100_000, 60.1, 5, 0.6, 22);
-    const t0 = performance.now();
     const r = compare(b, c);
-    const ms = performance.now() - t0;
     expect(r.diffMean.ci95[0]).toBeLessThan(r.diffMean.ci95[1]);
-    expect(ms).toBeLessThan(2000);
+    expect(r.diffMean.ci95[0]).toBeLessThan(r.diffMean.estimate);
+    expect(r.diffMean.ci95[1]).toBeGreaterThan(r.diffMean.estimate);
   });
 });

@@ -5,6 +5,7 @@ import { buildPlan } from "../../../src/plan/buildPlan.ts";
 import type { Cell } from "../../../src/plan/types.ts";
 import ppgVsZone from "../../../experiments/ppg-vs-zone.ts";
 import { defineExperiment } from "../../../src/index.ts";
+import { ComparisonSchema } from "../../../src/results/schema.ts";
 
 const plan = buildPlan(ppgVsZone);
 
@@ -13,7 +14,7 @@ function sampled(cell: Cell, samples: number[], status: "ok" | "failed" = "ok"):
   return {
     measurement: {
       cell: cell.id, measure: cell.measure, variant: cell.variant, deployment: cell.deployment, tool: cell.tool, params: cell.params,
-      from: cell.from, to: cell.to, path: cell.path, pathKind: cell.pathKind, replica: 0, repetition: 0, status,
+      from: cell.from, to: cell.to, path: cell.path, pathKind: cell.pathKind, replica: cell.replica, repetition: cell.repetition, status,
       startedAt: "", finishedAt: "", warnings: [], raw: [],
       ...(status === "ok" ? { summary: { metric: "rtt", unit: "us", count: samples.length, mean, p50: mean, p90: mean, p95: mean, p99: mean, p999: mean, min: mean, max: mean, stddev: 0 } } : {}),
     },
@@ -40,6 +41,47 @@ describe("compareVariants", () => {
     expect(out[0]!.ratioMean).toBe(3);
     expect(out[0]!.diffMean).toBeUndefined();
     expect(out[0]!.mannWhitney).toBeUndefined();
+  });
+
+  it("compares pair with pair, merging every replica and repetition of each", () => {
+    const e = defineExperiment({
+      name: "x",
+      description: "x",
+      axes: { accelnet: [false, true] },
+      hosts: { server: {}, near: {}, far: {} },
+      measure: [{ tool: "ping" }],
+      replicas: 2,
+      repetitions: 2,
+    });
+    const p = buildPlan(e);
+    expect(p.cells).toHaveLength(2 * 2 * 2 * 2);
+    // Baseline: near 100 (replica 0) and 120 (replica 1), far 1000; the candidate halves near and doubles far.
+    const value = (c: Cell) => (c.from === "near" ? 100 + 20 * c.replica : 1000) * (c.variant === "accelnet=true" ? (c.from === "near" ? 0.5 : 2) : 1);
+    const samples = p.cells.map((c) => sampled(c, Array.from({ length: 10 }, () => value(c) + c.repetition)));
+    const out = compareVariants(p.baselineOf, p.variants.map((v) => v.id), samples, p.cells);
+    expect(out.map((c) => [c.variant, c.baseline, c.pair, c.variantSummary.count, c.baselineSummary.count])).toEqual([
+      ["accelnet=true", "accelnet=false", "near->server", 40, 40],
+      ["accelnet=true", "accelnet=false", "far->server", 40, 40],
+    ]);
+    const [near, far] = out;
+    expect(near!.baselineSummary.mean).toBeCloseTo(110.5, 10); // (100 + 120) / 2 + mean repetition offset 0.5
+    expect(near!.variantSummary.mean).toBeCloseTo(55.5, 10);
+    expect(far!.ratioMean).toBeCloseTo(2000.5 / 1000.5, 10);
+    for (const c of out) expect(ComparisonSchema.parse(c)).toEqual(c);
+  });
+
+  it("leaves out a ratio to a zero baseline instead of writing Infinity or NaN", () => {
+    const stalled = Array.from({ length: 10 }, () => 0);
+    const halfStalled = [0, 0, 0, 0, 0, 0, 10, 10, 10, 10];
+    const out = compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), [sampled(sockA!, stalled), sampled(sockB!, stalled.map(() => 5)), sampled(pingA!, halfStalled), sampled(pingB!, halfStalled)], plan.cells);
+    const [zero, half] = out;
+    expect(zero).not.toHaveProperty("ratioMean");
+    expect([zero!.ratioMean, zero!.pctChangeMean, zero!.ratioP50, zero!.ratioP99]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(zero!.diffMean!.estimate).toBe(5);
+    // Mean and p99 are not 0, p50 is: only ratioP50 is missing.
+    expect([half!.ratioMean, half!.pctChangeMean, half!.ratioP50, half!.ratioP99]).toEqual([1, 0, undefined, 1]);
+    for (const c of out) expect(() => ComparisonSchema.parse(c)).not.toThrow();
+    expect(JSON.stringify(out)).not.toMatch(/null|Infinity|NaN/);
   });
 
   it("skips a measure whose variant failed, instead of comparing with nothing", () => {
@@ -72,7 +114,7 @@ describe("comparePairs", () => {
     // means 853, 1428, 5303: ratios 1428/853 = 1.67, 5303/853 = 6.22, 5303/1428 = 3.71
     const s = (n: number) => Array.from({ length: 100 }, (_, i) => n + (i % 7));
     const out = comparePairs([sampled(same!, s(850)), sampled(cross!, s(1425)), sampled(region!, s(5300))], p.cells);
-    expect(out.map((c) => `${c.pair} vs ${c.baselinePair}: ${c.ratioMean.toFixed(2)}`)).toEqual([
+    expect(out.map((c) => `${c.pair} vs ${c.baselinePair}: ${c.ratioMean!.toFixed(2)}`)).toEqual([
       "crosszone->server vs samezone->server: 1.67",
       "crossregion->server vs samezone->server: 6.22",
       "crossregion->server vs crosszone->server: 3.71",

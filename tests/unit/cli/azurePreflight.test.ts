@@ -1,0 +1,83 @@
+import { EventEmitter } from "node:events";
+import { PassThrough } from "node:stream";
+import { describe, expect, it, vi } from "vitest";
+import { confirmOnTerminal, LISTING_MAX_BUFFER, listingArgs, listingFailure } from "../../../src/targets/azure/preflight.ts";
+
+// (Here rather than in tests/unit/targets: what the CLI's run hands the Azure preflight.)
+describe("the offline listing subprocess", () => {
+  it("plans the same run: --duration as given and --live-prices", () => {
+    expect(listingArgs("/x/e.ts", {})).toEqual(["plan", "/x/e.ts", "--target", "azure"]);
+    expect(listingArgs("/x/e.ts", { duration: { seconds: 30 }, livePrices: true })).toEqual(["plan", "/x/e.ts", "--target", "azure", "--duration", "30", "--live-prices"]);
+    expect(listingArgs("/x/e.ts", { duration: { factor: 2.5 }, livePrices: false })).toEqual(["plan", "/x/e.ts", "--target", "azure", "--duration", "2.5x"]);
+  });
+
+  it("says why it failed: timeout, too much output, a failed exit, or nothing", () => {
+    const base = { status: 0, signal: null, stdout: "listing", stderr: "" };
+    expect(listingFailure(base)).toBeUndefined();
+    expect(LISTING_MAX_BUFFER).toBeGreaterThanOrEqual(64 * 1024 * 1024);
+    const timedOut = { ...base, status: null, signal: "SIGKILL" as const, error: Object.assign(new Error("spawnSync node ETIMEDOUT"), { code: "ETIMEDOUT" }) };
+    expect(listingFailure(timedOut, 300_000)).toBe("the offline Azure listing did not finish within 300 s");
+    const tooBig = { ...base, status: null, error: Object.assign(new Error("spawnSync node ENOBUFS"), { code: "ENOBUFS" }) };
+    expect(listingFailure(tooBig)).toMatch(/printed more than \d+ MiB/);
+    expect(listingFailure({ ...base, status: 1, stderr: "refused: x" })).toBe("the offline Azure listing failed:\nrefused: x");
+  });
+});
+
+describe("Deploy? [y/N]", () => {
+  /** A terminal: raw-mode keys in, prompt out. */
+  function terminal() {
+    const input = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => {} });
+    const output = Object.assign(new PassThrough(), { isTTY: true, columns: 80 });
+    let shown = "";
+    output.on("data", (d: Buffer) => (shown += d.toString()));
+    const signals = new EventEmitter();
+    const interrupt = vi.fn();
+    const type = async (keys: string) => {
+      await vi.waitFor(() => expect(shown).toContain("Deploy? [y/N]"));
+      input.write(keys);
+    };
+    return { io: { input, output, signals, interrupt }, type, interrupt, signals };
+  }
+
+  it("y deploys, anything else does not", async () => {
+    for (const [keys, want] of [["y\r", true], ["yes\r", true], ["\r", false], ["n\r", false]] as const) {
+      const t = terminal();
+      const answer = confirmOnTerminal("2 VMs", t.io);
+      await t.type(keys);
+      expect(await answer).toBe(want);
+      expect(t.interrupt).not.toHaveBeenCalled();
+    }
+  });
+
+  it("Ctrl-C answers no and interrupts the run (the terminal swallowed the SIGINT)", async () => {
+    const t = terminal();
+    const answer = confirmOnTerminal("2 VMs", t.io);
+    await t.type("\x03");
+    expect(await answer).toBe(false);
+    expect(t.interrupt).toHaveBeenCalledTimes(1);
+  });
+
+  it("Ctrl-D answers no without interrupting", async () => {
+    const t = terminal();
+    const answer = confirmOnTerminal("2 VMs", t.io);
+    await t.type("\x04");
+    expect(await answer).toBe(false);
+    expect(t.interrupt).not.toHaveBeenCalled();
+  });
+
+  it("a stop signal while asking (hang-up, kill) answers no at once; the run's own handler stops the run", async () => {
+    const t = terminal();
+    const answer = confirmOnTerminal("2 VMs", t.io);
+    await t.type("");
+    t.signals.emit("SIGHUP", "SIGHUP");
+    expect(await answer).toBe(false);
+    expect(t.interrupt).not.toHaveBeenCalled();
+    expect(t.signals.listenerCount("SIGHUP")).toBe(0);
+  });
+
+  it("without a terminal: no", async () => {
+    const output = new PassThrough();
+    expect(await confirmOnTerminal("2 VMs", { input: new PassThrough(), output })).toBe(false);
+    expect(String(output.read())).toMatch(/not a terminal and no --yes: not deploying/);
+  });
+});

@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { loadExperiment } from "../../../src/cli/loadExperiment.ts";
+import { buildPlan } from "../../../src/plan/buildPlan.ts";
+import { formatPlan } from "../../../src/report/planText.ts";
+
+// (Here rather than in tests/unit/report: the CLI's plan output, reviewed with the CLI.)
+describe("formatPlan", () => {
+  const marked = (text: string) => text.split("\n").filter((l) => l.endsWith(" (baseline)")).map((l) => l.replace(/^variant /, "").replace(/ \(baseline\)$/, ""));
+
+  it("marks every group baseline: accelnet-on-off compares within each placement", async () => {
+    const { experiment } = await loadExperiment("accelnet-on-off");
+    const plan = buildPlan(experiment);
+    const baselines = plan.variants.filter((v) => plan.baselineOf[v.id] === v.id).map((v) => v.id);
+    expect(baselines).toHaveLength(3);
+    expect(marked(formatPlan(plan))).toEqual(baselines);
+    expect(baselines.every((id) => /accelnet=false/.test(id))).toBe(true);
+  });
+
+  it("marks the one baseline when every variant shares it", async () => {
+    const { experiment } = await loadExperiment("ppg-vs-zone");
+    const plan = buildPlan(experiment);
+    expect(marked(formatPlan(plan))).toEqual([plan.baseline]);
+  });
+});

@@ -1,0 +1,114 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { NodeSSH } from "node-ssh";
+import { describe, expect, it } from "vitest";
+import type { Cell } from "../../../src/plan/types.ts";
+import { cellSlug, failedCell, runCell } from "../../../src/runner/cellRunner.ts";
+import type { ClientOutput, ToolModule } from "../../../src/tools/types.ts";
+import { endpoint, fakeSsh, type Handler } from "./fakeSsh.ts";
+
+const cell: Cell = {
+  id: "v=1/probe/client->server",
+  deployment: "d0",
+  variant: "v=1",
+  replica: 0,
+  repetition: 0,
+  measure: 0,
+  tool: "fake-probe",
+  params: {},
+  from: "client",
+  to: "server",
+  path: "private",
+  pathKind: "same-zone",
+  estimatedSeconds: 1,
+};
+
+/** A detached tool like tcp-echo: one RTT per CSV line, plus a side log. */
+const probe = {
+  name: "fake-probe",
+  client: (ctx: { workDir: string }) => ({
+    command: "start-probe",
+    timeoutSeconds: 60,
+    files: [`${ctx.workDir}/probe.csv`, `${ctx.workDir}/probe.log`],
+    detached: { pidFile: `${ctx.workDir}/probe.pid`, outputFile: `${ctx.workDir}/probe.csv`, pollSeconds: 0.02 },
+  }),
+  parse: (out: ClientOutput) => {
+    const csv = Object.entries(out.files).find(([k]) => k.endsWith(".csv"))![1];
+    return { metric: "rtt", unit: "us", samples: csv.trim().split("\n").map(Number), warnings: [] };
+  },
+} as unknown as ToolModule;
+
+/** The client host: a CSV that grows, a pid alive until `exit`. */
+function clientHost(state: { csv: string; alive: boolean; dead: boolean }): Handler {
+  return (cmd) => {
+    if (state.dead) throw new Error("No response from server");
+    const tail = /^tail -c \+(\d+) /.exec(cmd);
+    if (tail) return { stdout: Buffer.from(state.csv).subarray(Number(tail[1]) - 1).toString("base64") };
+    if (cmd.includes("ps -o stat=")) return { stdout: state.alive ? "alive" : "gone" };
+    if (cmd.startsWith("cat ") && cmd.includes("probe.log")) return { stdout: "log line" };
+    return {};
+  };
+}
+
+const slug = cellSlug(cell.id);
+
+const ctx = (ssh: NodeSSH, reconnectClient?: (failed: NodeSSH) => Promise<NodeSSH>) => ({
+  cell,
+  client: { endpoint: endpoint("d0", "client"), ssh, assetsDir: "/assets" },
+  server: { endpoint: endpoint("d0", "server"), ssh: fakeSsh("server").ssh },
+  runDir: mkdtempSync(join(tmpdir(), "latlab-unit-cell-")),
+  ...(reconnectClient ? { reconnectClient } : {}),
+});
+
+describe("runCell with a detached client", () => {
+  it("parses what was collected when the connection is lost for good, with a warning", async () => {
+    const state = { csv: "100\n101\n", alive: true, dead: false };
+    const first = fakeSsh("client", clientHost(state));
+    setTimeout(() => (state.dead = true), 60);
+    const c = ctx(first.ssh, async () => {
+      throw new Error("d0/client: SSH not ready after 9 attempts");
+    });
+    const { measurement, samples } = await runCell(c, probe);
+    expect(measurement.status).toBe("ok");
+    expect(samples).toEqual([100, 101]);
+    expect(measurement.warnings.join("\n")).toMatch(/connection lost while collecting .*SSH not ready/);
+    expect(measurement.raw).toContain(join("raw", slug, "probe.csv"));
+    expect(readFileSync(join(c.runDir, "raw", slug, "probe.csv"), "utf8")).toBe("100\n101\n");
+  });
+
+  it("asks to replace the very connection that dropped, and fetches the other files on the new one", async () => {
+    const state = { csv: "100\n", alive: true, dead: false };
+    const first = fakeSsh("first", clientHost(state));
+    const second = fakeSsh("second", clientHost(state));
+    const asked: NodeSSH[] = [];
+    setTimeout(() => {
+      first.ssh.dispose();
+      state.csv += "102\n";
+      setTimeout(() => (state.alive = false), 50);
+    }, 40);
+    const { measurement, samples } = await runCell(
+      ctx(first.ssh, async (failed) => {
+        asked.push(failed);
+        return second.ssh;
+      }),
+      probe,
+    );
+    expect(asked).toEqual([first.ssh]);
+    expect(measurement.status).toBe("ok");
+    expect(samples).toEqual([100, 102]);
+    expect(second.commands.some((c) => c.startsWith("cat ") && c.includes("probe.log"))).toBe(true);
+    expect(measurement.raw.some((r) => r.endsWith("probe.log"))).toBe(true);
+  });
+});
+
+describe("failedCell", () => {
+  it("is the one shape of a failed cell: one that never ran, and one that ran and keeps its start and raw files", async () => {
+    const never = failedCell(cell, "not run");
+    expect(never.measurement).toMatchObject({ status: "failed", error: "not run", raw: [], warnings: [] });
+    const ssh = fakeSsh("client", (cmd) => (cmd.startsWith("mkdir") ? { code: 1, stderr: "read-only file system" } : {}));
+    const { measurement } = await runCell(ctx(ssh.ssh), probe);
+    expect(measurement).toMatchObject({ status: "failed", error: expect.stringMatching(/cannot create .*read-only file system/) as unknown as string });
+    expect(measurement.raw).toEqual([join("raw", slug, "command.txt")]);
+  });
+});

@@ -1,0 +1,64 @@
+// The local target's command runner (src/targets/local/exec.ts). Real processes, no namespaces.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { execCommand } from "../../../src/targets/local/exec.ts";
+
+const EXEC = new URL("../../../src/targets/local/exec.ts", import.meta.url).pathname;
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Alive = exists and is not a zombie waiting for its reaper. */
+const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+
+describe("execCommand (local target)", () => {
+  it("runs the command in its own process group", async () => {
+    const r = await execCommand(["sh", "-c", "echo $$; ps -o pgid= -p $$"]);
+    const [pid, pgid] = r.stdout.trim().split(/\s+/).map(Number);
+    expect(r.code).toBe(0);
+    expect(pgid).toBe(pid);
+    expect(pgid).not.toBe(process.pid);
+  });
+
+  it("Ctrl-C after Ctrl-C to latlab's process group reaches none of its commands: each one finishes", async () => {
+    // A stand-in for latlab: handles SIGINT as `latlab run` does (keeps going) and runs commands:
+    // one long one, then many short ones (teardown runs dozens of `ip … del` one after another).
+    const script = `
+      import { execCommand } from ${JSON.stringify(EXEC)};
+      process.on("SIGINT", () => process.stderr.write("SIGINT\\n"));
+      console.log("started");
+      const results = [await execCommand(["sh", "-c", "sleep 0.5; echo finished"])];
+      for (let i = 0; i < 150; i++) results.push(await execCommand(["sh", "-c", "echo finished"]));
+      console.log(JSON.stringify(results));`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    while (!out.includes("started")) await delay(20);
+    // What the terminal does on every Ctrl-C: SIGINT to the whole foreground group.
+    const ctrlC = setInterval(() => process.kill(-child.pid!, "SIGINT"), 3);
+    await new Promise((r) => child.on("close", r));
+    clearInterval(ctrlC);
+    expect(err).toContain("SIGINT");
+    const results = JSON.parse(out.split("\n")[1]!) as { code: number; stdout: string }[];
+    expect(results).toHaveLength(151);
+    expect(results.filter((r) => r.code !== 0 || r.stdout !== "finished\n")).toEqual([]);
+  });
+
+  it("on our timeout kills the command's whole group, its children too", async () => {
+    const started = Date.now();
+    const r = await execCommand(["sh", "-c", "sleep 30 & echo $!; wait"], { timeoutMs: 300 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(r.code).toBe(124);
+    expect(r.stderr).toMatch(/after 300 ms: timed out/);
+    const grandchild = Number(r.stdout.trim());
+    for (let i = 0; i < 50 && alive(grandchild); i++) await delay(20);
+    expect(alive(grandchild)).toBe(false);
+  });
+
+  it("keeps exit codes, output and 'command not found'", async () => {
+    expect(await execCommand(["sh", "-c", "echo out; echo err >&2; exit 3"])).toEqual({ code: 3, stdout: "out\n", stderr: "err\n" });
+    expect(await execCommand(["latlab-no-such-command"])).toEqual({ code: 127, stdout: "", stderr: "latlab-no-such-command: command not found" });
+    expect(await execCommand([])).toMatchObject({ code: 127 });
+    expect(await execCommand(["sh", "-c", "echo $LC_ALL $X"], { env: { X: "y" } })).toMatchObject({ code: 0, stdout: "C y\n" });
+  });
+});

@@ -1,0 +1,106 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildPlan, defineExperiment } from "../../../src/index.ts";
+import type { Plan } from "../../../src/plan/types.ts";
+import type { Connect } from "../../../src/runner/connections.ts";
+import type { Progress } from "../../../src/runner/progress.ts";
+import { runExperiment, runStatus } from "../../../src/runner/runExperiment.ts";
+import type { HostEndpoint, Target } from "../../../src/targets/target.ts";
+import { delay, endpoint, fakeSsh, never, type FakeSsh } from "./fakeSsh.ts";
+
+/** Two variants → two deployments of client + server; one ping each. */
+const plan: Plan = buildPlan(
+  defineExperiment({
+    name: "fake",
+    description: "runner against fake hosts",
+    axes: { ppg: [false, true] },
+    hosts: { client: {}, server: {} },
+    measure: [{ tool: "ping", params: { count: 3, interval: 0.1 } }],
+  }),
+);
+
+const silent: Progress = { start() {}, cellStarted() {}, cellFinished() {}, log() {}, stop() {} };
+
+function fakeTarget(hosts: (deployment: string, role: string) => HostEndpoint | undefined): Target & { downs: number } {
+  const target = {
+    name: "fake",
+    downs: 0,
+    async up(p: Plan) {
+      const endpoints = p.deployments.flatMap((d) => d.hosts.map((h) => hosts(d.id, h.role)).filter((e): e is HostEndpoint => e !== undefined));
+      return { hosts: endpoints, shaping: { latency: "not-applicable" as const, bandwidth: "not-applicable" as const, note: "shaping: not applicable (fake)" }, facts: {} };
+    },
+    async down() {
+      target.downs++;
+      return { status: "ok" as const, errors: [], removed: [] };
+    },
+  };
+  return target;
+}
+
+const run = (target: Target, connect: Connect) => {
+  const runDir = mkdtempSync(join(tmpdir(), "latlab-unit-run-"));
+  return runExperiment({ source: "fake.ts", plan, target, runId: "unit", runDir, progress: silent, signal: new AbortController().signal, connect }).then((results) => ({ results, runDir }));
+};
+
+describe("runExperiment against unreachable hosts", () => {
+  it("closes every connection of a deployment whose other host failed before the next deployment starts, and the run has failed", async () => {
+    const opened: { fake: FakeSsh; deployment: string }[] = [];
+    const connectCalls: string[] = [];
+    const connect: Connect = async (h) => {
+      connectCalls.push(h.deployment);
+      // Every connection of earlier deployments is closed before a later one is dialled.
+      for (const o of opened.filter((o) => o.deployment !== h.deployment)) expect(o.fake.disposed, `${o.deployment}/${o.fake.name} still open`).toBe(true);
+      if (h.role === "client") throw new Error(`${h.deployment}/client (127.0.0.1:1): host key does not match the one latlab generated — refusing to connect`);
+      await delay(30); // the server connects after the client has failed
+      const fake = fakeSsh(h.role, (cmd) => (cmd === "cloud-init status --wait" ? never() : {}));
+      opened.push({ fake, deployment: h.deployment });
+      return fake.ssh;
+    };
+    const target = fakeTarget((d, role) => endpoint(d, role, { ready: { command: "cloud-init status --wait", timeoutSeconds: 600 } }));
+    const { results, runDir } = await run(target, connect);
+
+    expect(new Set(connectCalls).size).toBe(2);
+    expect(opened).toHaveLength(2);
+    expect(opened.every((o) => o.fake.disposed)).toBe(true);
+    await delay(50);
+    expect(opened.flatMap((o) => o.fake.commands.filter((c) => c !== "cloud-init status --wait"))).toEqual([]);
+
+    expect(results.measurements.every((m) => m.status === "failed")).toBe(true);
+    for (const m of results.measurements) expect(m.error).toBe(`${m.deployment}/client (127.0.0.1:1): host key does not match the one latlab generated — refusing to connect`);
+    // Nothing threw, yet nothing was measured: that is a failed run (exit 1), not a partial one.
+    expect(results.status).toBe("failed");
+    expect(results.error).toMatch(/no cell was measured; first failure: .*client.*host key does not match/);
+    expect(target.downs).toBe(1);
+    expect(JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")).status).toBe("failed");
+  });
+
+  it("a host the target did not bring up fails its cells with an error naming deployment and role", async () => {
+    const fakes: FakeSsh[] = [];
+    const connect: Connect = async (h) => {
+      const f = fakeSsh(h.role, () => ({ stdout: "ping from iputils 20240117" }));
+      fakes.push(f);
+      return f.ssh;
+    };
+    const target = fakeTarget((d, role) => (role === "server" ? undefined : endpoint(d, role)));
+    const { results } = await run(target, connect);
+    for (const m of results.measurements) {
+      expect(m.status).toBe("failed");
+      expect(m.error).toBe(`${m.deployment}: the target brought up no host "server" (it has client)`);
+    }
+    expect(results.status).toBe("failed");
+    expect(fakes.every((f) => f.disposed)).toBe(true);
+  });
+});
+
+describe("runStatus", () => {
+  it("says failed when no cell was measured, also without a run error", () => {
+    expect(runStatus({ aborted: false, ok: 0, cells: 4 })).toBe("failed");
+    expect(runStatus({ aborted: false, runError: "up failed", ok: 0, cells: 4 })).toBe("failed");
+    expect(runStatus({ aborted: false, ok: 1, cells: 4 })).toBe("partial");
+    expect(runStatus({ aborted: false, ok: 4, cells: 4 })).toBe("complete");
+    expect(runStatus({ aborted: true, ok: 0, cells: 4 })).toBe("interrupted");
+    expect(runStatus({ aborted: false, ok: 0, cells: 0 })).toBe("complete");
+  });
+});

@@ -1,0 +1,48 @@
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Results } from "../../../src/results/schema.ts";
+import { INVALID_RESULTS, INVALID_RESULTS_ERRORS, writeResults } from "../../../src/results/writeResults.ts";
+
+const results: Results = {
+  schemaVersion: 1,
+  runId: "unit",
+  experiment: { name: "x", description: "x", source: "x.ts" },
+  target: "local",
+  startedAt: "2026-11-21T05:00:00.000Z",
+  finishedAt: "2026-11-21T05:01:00.000Z",
+  status: "complete",
+  environment: {
+    latlabVersion: "0.1.0",
+    node: "v24",
+    kernel: "6",
+    toolVersions: {},
+    shaping: { latency: "not-applicable", bandwidth: "not-applicable", note: "shaping: n/a" },
+    facts: {},
+  },
+  baseline: "v",
+  variants: [],
+  measurements: [],
+  comparisons: [],
+  pairComparisons: [],
+  teardown: { status: "ok", errors: [], removed: [] },
+};
+
+describe("writeResults", () => {
+  it("writes valid results to results.json", () => {
+    const dir = mkdtempSync(join(tmpdir(), "latlab-unit-results-"));
+    expect(writeResults(dir, results)).toBe(join(dir, "results.json"));
+    expect(JSON.parse(readFileSync(join(dir, "results.json"), "utf8"))).toEqual(results);
+    expect(existsSync(join(dir, INVALID_RESULTS))).toBe(false);
+  });
+
+  it("never loses a run's results to a validation bug: writes them beside the errors and names the file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "latlab-unit-results-"));
+    const bad = { ...results, status: "mostly-fine" } as unknown as Results;
+    expect(() => writeResults(dir, bad)).toThrow(new RegExp(`written to ${join(dir, INVALID_RESULTS).replace(/[.]/g, "\\.")}.*status`, "s"));
+    expect(JSON.parse(readFileSync(join(dir, INVALID_RESULTS), "utf8"))).toEqual(bad);
+    expect(readFileSync(join(dir, INVALID_RESULTS_ERRORS), "utf8")).toMatch(/status/);
+    expect(existsSync(join(dir, "results.json"))).toBe(false);
+  });
+});
