@@ -52,6 +52,9 @@ const block = (text: string, indent: string) =>
     .join("\n");
 
 /** The cloud-config document (YAML). */
+/** 64 MiB: room for iperf3 -w 32M (Linux doubles what is asked) and a margin. */
+export const SOCKET_BUFFER_MAX = 64 * 1024 * 1024;
+
 export function cloudConfig(input: CloudInitInput): string {
   const problem = hostKeyProblem(input.hostKey);
   if (problem) throw new Error(`host key for ${input.hostName}: ${problem}`);
@@ -86,7 +89,16 @@ export function cloudConfig(input: CloudInitInput): string {
     "      PermitRootLogin no",
     "      PasswordAuthentication no",
     "      KbdInteractiveAuthentication no",
+    // Stock Ubuntu caps socket buffers at ~208 KiB and iperf3 refuses a larger -w (seed 002 ran
+    // -w 32M): raise the cap to what the tools may ask for. Windows stay the kernel's default
+    // unless a tool asks, so nothing else changes.
+    "  - path: /etc/sysctl.d/90-latlab.conf",
+    '    permissions: "0644"',
+    "    content: |",
+    `      net.core.rmem_max = ${SOCKET_BUFFER_MAX}`,
+    `      net.core.wmem_max = ${SOCKET_BUFFER_MAX}`,
     "runcmd:",
+    "  - [sysctl, --system]",
     `  - [sh, -c, ${yamlString(`mkdir -p ${READY_MARKER.replace(/\/[^/]+$/, "")} && date -u +%Y-%m-%dT%H:%M:%SZ > ${READY_MARKER}`)}]`,
     "",
   ].join("\n");

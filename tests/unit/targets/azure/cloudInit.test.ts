@@ -106,3 +106,15 @@ describe("host keys", () => {
     expect(rsaModulusBits("ssh-rsa !!!")).toBeUndefined();
   });
 });
+
+describe("cloud-init socket buffers", () => {
+  it("raises net.core.{r,w}mem_max so iperf3 -w 32M is measured as asked (seed 002)", async () => {
+    const { cloudConfig, SOCKET_BUFFER_MAX } = await import("../../../../src/targets/azure/cloudInit.ts");
+    const { generateHostKey } = await import("../../../../src/targets/azure/keys.ts");
+    const text = cloudConfig({ hostName: "d0-client", hostKey: generateHostKey("t") });
+    expect(SOCKET_BUFFER_MAX).toBeGreaterThanOrEqual(2 * 32 * 1024 * 1024);
+    expect(text).toContain(`net.core.rmem_max = ${SOCKET_BUFFER_MAX}`);
+    expect(text).toContain(`net.core.wmem_max = ${SOCKET_BUFFER_MAX}`);
+    expect(text).toMatch(/runcmd:\n  - \[sysctl, --system\]/);
+  });
+});
