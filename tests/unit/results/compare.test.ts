@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   blockBootstrapDiffMeanCI,
@@ -8,34 +7,7 @@ import {
   normalSf,
 } from "../../../src/results/compare.ts";
 
-// Reference values: tests/fixtures/stats/make_reference.py (numpy/scipy); see its README.md.
-interface PairReference {
-  baseline: string;
-  candidate: string;
-  ratioMean: number;
-  pctChangeMean: number;
-  ratioP50: number;
-  ratioP99: number;
-  diffMean: number;
-  mannWhitney: { u: number; p: number };
-}
-const fixtures = new URL("../../fixtures/stats/", import.meta.url);
-const samples = JSON.parse(readFileSync(new URL("samples.json", fixtures), "utf8")) as Record<string, number[]>;
-const reference = JSON.parse(readFileSync(new URL("reference.json", fixtures), "utf8")) as {
-  pairs: PairReference[];
-  normSf: { z: number; sf: number }[];
-};
-
-function sample(name: string): number[] {
-  const s = samples[name];
-  if (!s) throw new Error(`fixture set ${name} missing`);
-  return s;
-}
-
-function expectRel(actual: number, expected: number, rel: number, what: string): void {
-  const err = Math.abs(actual - expected);
-  expect(err <= rel * Math.abs(expected), `${what}: ${actual} vs ${expected}`).toBe(true);
-}
+import { expectRel, reference, sample } from "./statsReference.ts";
 
 /** Synthetic run: AR(1) Gaussian noise (autocorrelated, like samples within one run) around `mean`. */
 function ar1(n: number, mean: number, sd: number, phi: number, seed: number): number[] {

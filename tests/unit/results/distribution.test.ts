@@ -1,39 +1,9 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { Distribution, MAX_VALUE, nearestRank, VALUE_SCALE } from "../../../src/results/distribution.ts";
 import { SummarySchema } from "../../../src/results/summary.ts";
 import type { Summary } from "../../../src/results/summary.ts";
 
-// Reference values: tests/fixtures/stats/make_reference.py (numpy/scipy); see its README.md.
-interface SetReference {
-  count: number;
-  mean: number;
-  stddev: number;
-  min: number;
-  max: number;
-  p50: number;
-  p90: number;
-  p95: number;
-  p99: number;
-  p999: number;
-}
-const fixtures = new URL("../../fixtures/stats/", import.meta.url);
-const samples = JSON.parse(readFileSync(new URL("samples.json", fixtures), "utf8")) as Record<string, number[]>;
-const reference = JSON.parse(readFileSync(new URL("reference.json", fixtures), "utf8")) as {
-  sets: Record<string, SetReference>;
-};
-
-function sample(name: string): number[] {
-  const s = samples[name];
-  if (!s) throw new Error(`fixture set ${name} missing`);
-  return s;
-}
-
-function expectRel(actual: number, expected: number, rel: number, what: string): void {
-  const err = Math.abs(actual - expected);
-  const tol = rel * Math.abs(expected);
-  expect(err <= tol, `${what}: ${actual} vs ${expected} (rel err ${err / Math.abs(expected)} > ${rel})`).toBe(true);
-}
+import { expectRel, reference, sample } from "./statsReference.ts";
 
 /** The documented guarantee: |reported − exact| ≤ max(exact/1024, 0.5/VALUE_SCALE). */
 function expectPercentile(actual: number, expected: number, what: string): void {

@@ -1,0 +1,50 @@
+import { readFileSync } from "node:fs";
+import { expect } from "vitest";
+
+// Reference values: tests/fixtures/stats/make_reference.py (numpy/scipy); see its README.md.
+// One loader for every statistics test, so they all read the same sets the same way.
+
+export interface SetReference {
+  count: number;
+  mean: number;
+  stddev: number;
+  min: number;
+  max: number;
+  p50: number;
+  p90: number;
+  p95: number;
+  p99: number;
+  p999: number;
+}
+
+export interface PairReference {
+  baseline: string;
+  candidate: string;
+  ratioMean: number;
+  pctChangeMean: number;
+  ratioP50: number;
+  ratioP99: number;
+  diffMean: number;
+  mannWhitney: { u: number; p: number };
+}
+
+const fixtures = new URL("../../fixtures/stats/", import.meta.url);
+const samples = JSON.parse(readFileSync(new URL("samples.json", fixtures), "utf8")) as Record<string, number[]>;
+
+export const reference = JSON.parse(readFileSync(new URL("reference.json", fixtures), "utf8")) as {
+  sets: Record<string, SetReference>;
+  pairs: PairReference[];
+  normSf: { z: number; sf: number }[];
+};
+
+export function sample(name: string): number[] {
+  const s = samples[name];
+  if (!s) throw new Error(`fixture set ${name} missing`);
+  return s;
+}
+
+/** |actual − expected| ≤ rel·|expected|, with a message naming the quantity and the error. */
+export function expectRel(actual: number, expected: number, rel: number, what: string): void {
+  const err = Math.abs(actual - expected);
+  expect(err <= rel * Math.abs(expected), `${what}: ${actual} vs ${expected} (rel err ${err / Math.abs(expected)} > ${rel})`).toBe(true);
+}
