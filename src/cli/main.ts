@@ -67,6 +67,7 @@ interface RunFlags {
   livePrices?: boolean;
   yes?: boolean;
   installPulumi?: boolean;
+  rehearse?: boolean;
 }
 
 export function newRunId(now = new Date()): string {
@@ -121,7 +122,9 @@ export async function main(argv: string[]): Promise<number> {
     .option("--live-prices", "azure: refresh prices from the Azure Retail Prices API")
     .option("--yes", "azure: deploy without asking")
     .option("--install-pulumi", "azure: let latlab install the Pulumi CLI if it is missing")
+    .option("--rehearse", "azure: run the same Pulumi program through the same engine against latlab's Azure emulator on this machine (no account, no cost)")
     .action(async (ref: string, opts: RunFlags) => {
+      if (opts.rehearse && opts.target !== "azure") throw new Error("--rehearse rehearses an Azure run: use it with --target azure");
       const factory = findTarget(opts.target);
       if (!factory) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
       const { experiment, file } = await loadExperiment(ref);
@@ -145,6 +148,7 @@ export async function main(argv: string[]): Promise<number> {
         livePrices: Boolean(opts.livePrices),
         yes: Boolean(opts.yes),
         installPulumi: Boolean(opts.installPulumi),
+        rehearse: Boolean(opts.rehearse),
         ...(opts.duration ? { duration: opts.duration } : {}),
       };
       await factory.preflight(plan, targetOptions);

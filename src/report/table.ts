@@ -147,7 +147,14 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
   const mismatched = results.variants.flatMap((v) => v.hosts.filter((h) => h.mismatches.length).map((h) => `${v.id}/${h.role}: ${h.mismatches.join("; ")}`));
   if (mismatched.length) lines.push(`hosts that did not get what was asked:\n  ${mismatched.join("\n  ")}`);
   const failed = results.measurements.filter((m) => m.status === "failed");
-  if (failed.length) lines.push(`${failed.length} failed cell(s):\n  ${failed.map((m) => `${m.cell}: ${m.error}`).join("\n  ")}`);
+  if (failed.length) {
+    // Cells that failed for one reason (a deploy that failed, an unreachable deployment) share one line.
+    const byError = new Map<string, string[]>();
+    for (const m of failed) byError.set(m.error ?? "", [...(byError.get(m.error ?? "") ?? []), m.cell]);
+    const rows = [...byError].map(([error, cells]) => (cells.length === 1 ? `${cells[0]}: ${error}` : `${cells.length} cells (${cells.join(", ")}): ${error}`));
+    lines.push(`${failed.length} failed cell(s):\n  ${rows.join("\n  ")}`);
+  }
+  if (results.error) lines.push(`run failed: ${results.error}`);
   lines.push(`teardown: ${results.teardown.status}${results.teardown.errors.length ? ` — ${results.teardown.errors.join("; ")}` : ""}`);
   return lines.join("\n");
 }

@@ -75,8 +75,9 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
       }
     }
   } catch (error) {
+    // Said once, in the final report (comparisonTable's "run failed:"), not here and not per cell.
     runError = (error as Error).message;
-    progress.log(`error: ${runError}`);
+    progress.log(`error: ${runError.split("\n")[0]} (the whole message follows the results)`);
   } finally {
     progress.stop();
     progress.log("tearing down…");
@@ -91,7 +92,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   // Cells never reached (error or interruption) are recorded as failed: nothing is silently missing.
   const done = new Set(sampled.map((s) => s.measurement.cell));
   const notRun = plan.cells.filter((c) => !done.has(c.id));
-  const reason = signal.aborted ? "interrupted before this cell ran" : runError ? `not run: ${runError}` : "not run";
+  const reason = signal.aborted ? "interrupted before this cell ran" : runError ? "not run: the run failed before this cell ran (see the run's error)" : "not run";
   for (const c of notRun) sampled.push(failedCell(c, reason));
 
   const ok = sampled.filter((s) => s.measurement.status === "ok").length;

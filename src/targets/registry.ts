@@ -23,6 +23,8 @@ export interface TargetOptions {
   maxCost?: number;
   /** Azure: refresh prices from the Retail Prices API. */
   livePrices?: boolean;
+  /** Azure: rehearse against latlab's emulator on this machine (no account, no cost). */
+  rehearse?: boolean;
   /** The --duration the run was planned with (a listing in another process must match it). */
   duration?: PlanOptions["duration"];
   /** Folder run folders are kept in (for printed follow-up commands). */

@@ -20,7 +20,26 @@ import { checkTtl, recommendedExpiresAt } from "./validateAzure.ts";
 /** What `createProgram` from ./program.ts looks like (injected: tests use a stub). */
 export type ProgramFactory = (plan: Plan, settings: AzureSettings) => PulumiProgram;
 
+/**
+ * A rehearsal: latlab's ARM emulator plays Azure for this run (`--rehearse`). Started at up()
+ * before anything else, stopped at down() after the destroy.
+ */
+export interface Rehearsal {
+  /** The runner's address as the emulated VMs see it: what `--ssh-from` would be. */
+  sshFrom: string;
+  /** The VNet address space the emulator hosts. */
+  addressSpace: string;
+  /** Environment of the Pulumi CLI: the emulator's provider plugin first on PATH, its socket. */
+  env: Record<string, string>;
+  facts: Record<string, string>;
+  /** Stops the emulator. Anything still in its ARM state (what a destroy missed) is an error, and is removed. */
+  stop(): Promise<{ errors: string[]; removed: string[] }>;
+}
+export type RehearsalFactory = (runDir: string, log: (message: string) => void) => Promise<Rehearsal>;
+
 export interface AzureTargetOptions {
+  /** Rehearse against the emulator instead of Azure (no account, no cost). */
+  rehearsal?: RehearsalFactory;
   stackFactory: StackFactory;
   createProgram: ProgramFactory;
   /** CIDR the runner's SSH comes from (`--ssh-from`); never "*" or 0.0.0.0/0. */
@@ -172,6 +191,12 @@ const AZURE_SHAPING: ShapingStatus = {
   note: "shaping: not applicable — real Azure network paths, nothing emulated",
 };
 
+const REHEARSAL_SHAPING: ShapingStatus = {
+  latency: "unavailable",
+  bandwidth: "unavailable",
+  note: "rehearsal: Azure played by latlab's emulator on this machine (ARM, VMs as network namespaces); no latency or bandwidth model — these numbers are this machine's kernel, not Azure's: the rehearsal checks the run, not the network",
+};
+
 // ---------------------------------------------------------------------------------------------
 
 interface Session {
@@ -185,6 +210,7 @@ interface Session {
   pendingUp: Promise<unknown>;
   keys?: RunKeys;
   state?: AzureRunState;
+  rehearsal?: Rehearsal;
   /** Set as soon as the stack is open: from then on down() destroys it. */
   driver?: StackDriver;
   downPromise?: Promise<TeardownReport>;
@@ -230,7 +256,12 @@ export class AzureTarget implements Target {
     const env = o.env ?? process.env;
     const log = (m: string) => s.log(s.redact(m));
     const interrupted = () => new AzureTargetError("azure target: deploy interrupted");
-    const sshFrom = checkSshFrom(o.sshFrom);
+    if (o.rehearsal) {
+      log("azure: rehearsal — starting latlab's Azure emulator (nothing is created in Azure, nothing is billed)…");
+      s.rehearsal = await o.rehearsal(s.runDir, log);
+      if (signal.aborted) throw interrupted();
+    }
+    const sshFrom = checkSshFrom(s.rehearsal?.sshFrom ?? o.sshFrom);
     const adminUsername = o.adminUsername ?? "latlab";
 
     const createdAt = now();
@@ -242,7 +273,9 @@ export class AzureTarget implements Target {
       );
     }
     const summary = deploySummary(plan, s.runId, expiresAt);
-    if (o.confirm) {
+    if (s.rehearsal) {
+      log(`${summary} — rehearsed: by the emulator, at no cost`);
+    } else if (o.confirm) {
       if (!(await o.confirm(summary))) throw new AzureTargetError("azure target: deploy not confirmed; nothing was created");
     } else {
       log(summary);
@@ -277,6 +310,7 @@ export class AzureTarget implements Target {
       hostKeys: keys.hosts,
       createdAt,
       expiresAt,
+      ...(s.rehearsal ? { addressSpace: s.rehearsal.addressSpace } : {}),
     };
     const program = o.createProgram(plan, settings);
     const location = plan.deployments[0]?.hosts[0]?.region;
@@ -291,6 +325,7 @@ export class AzureTarget implements Target {
       backendUrl: s.backendUrl,
       passphrase,
       config: location ? { "azure-native:location": location } : {},
+      ...(s.rehearsal ? { env: s.rehearsal.env } : {}),
     });
     if (signal.aborted) throw interrupted();
 
@@ -315,14 +350,18 @@ export class AzureTarget implements Target {
     s.state = { ...s.state, resourceGroup: outputs.resourceGroup, status: "up", updatedAt: now().toISOString() };
     await writeRunState(s.runDir, s.state);
     const hosts = endpointsFromOutputs(plan, outputs, keys, adminUsername);
+    // The emulator's VMs have no Accelerated Networking VF and no size's bandwidth: say so next to what the probe finds.
+    if (s.rehearsal) for (const h of hosts) Object.assign(h.actual, { accelnetEmulated: false, sizeEmulated: false });
     // For a person who wants to look around: ssh -i .azure/client_rsa -o UserKnownHostsFile=.azure/known_hosts
     await writeFile(join(azureDir(s.runDir), "known_hosts"), hosts.map((h) => `${h.ssh.host} ${h.hostKey}\n`).join(""), { mode: 0o600 });
     log(`azure: ${hosts.length} hosts up in resource group ${outputs.resourceGroup}`);
     return {
       hosts,
-      shaping: AZURE_SHAPING,
+      shaping: s.rehearsal ? REHEARSAL_SHAPING : AZURE_SHAPING,
       facts: {
-        target: "azure",
+        ...(s.rehearsal ? s.rehearsal.facts : {}),
+        target: s.rehearsal ? "azure (rehearsal: latlab's emulator on this machine)" : "azure",
+        ...(s.driver.cliVersion ? { pulumiCli: s.driver.cliVersion } : {}),
         stack: s.stackName,
         backend: displayUrl(s.backendUrl),
         resourceGroup: outputs.resourceGroup,
@@ -345,6 +384,15 @@ export class AzureTarget implements Target {
     // An up() in flight stops (Pulumi gets SIGINT) and is waited for: nothing is created behind our back.
     s.abort.abort();
     await s.pendingUp;
+    const report = await this.destroyStack(s);
+    if (!s.rehearsal) return report;
+    // The emulator goes last: whatever its ARM still holds is what a destroy on Azure would have left behind.
+    const stopped = await s.rehearsal.stop().catch((e: Error) => ({ errors: [`stopping the emulator: ${e.message}`], removed: [] as string[] }));
+    const errors = [...report.errors, ...stopped.errors];
+    return { status: errors.length ? "failed" : report.status === "not-started" ? "ok" : report.status, errors, removed: [...report.removed, ...stopped.removed] };
+  }
+
+  private async destroyStack(s: Session): Promise<TeardownReport> {
     const log = (m: string) => s.log(s.redact(m));
     const errors: string[] = [];
     const removed: string[] = [];

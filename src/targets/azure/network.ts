@@ -2,6 +2,7 @@ import type { DefinitionIssue } from "../../dsl/errors.ts";
 import type { Cell, Plan } from "../../plan/types.ts";
 import { qperfDataPort } from "../../tools/qperf/index.ts";
 import { findTool } from "../../tools/registry.ts";
+import { intToIp, parseCidr } from "../local/names.ts";
 import { hostName } from "./types.ts";
 
 /**
@@ -15,14 +16,33 @@ import { hostName } from "./types.ts";
 /** First port a measure's server listens on (measure i: +i). Same value as the runner's BASE_PORT (a test ties them). */
 export const BENCHMARK_BASE_PORT = 11_000;
 export const SSH_PORT = 22;
-/** Second octet of the first region's /16: 10.10.0.0/16, then 10.11.0.0/16… */
-export const FIRST_REGION_OCTET = 10;
-const MAX_REGIONS = 256 - FIRST_REGION_OCTET;
-/** A /24 per deployment and region: the third octet is the deployment index. */
-export const MAX_DEPLOYMENTS = 256;
+/** The address space latlab's VNets take on Azure (a /16 per region from 10.10.0.0/16 on). */
+export const AZURE_ADDRESS_SPACE = "10.0.0.0/8";
 /** Azure reserves .0-.3 and .255 of every subnet. */
 const FIRST_HOST_OCTET = 4;
 const MAX_HOSTS_PER_SUBNET = 255 - FIRST_HOST_OCTET;
+
+/**
+ * How an address space is cut: a block per region, a /24 per deployment inside it. A /8 (the
+ * default) gives a /16 per region from its eleventh on (10.10.0.0/16, 10.11.0.0/16…), clear of
+ * the 10.0.x.x ranges people use elsewhere; a smaller space (the emulator's 198.18.0.0/16)
+ * gives 16 region blocks from its start.
+ */
+export interface AddressLayout {
+  network: number;
+  regionPrefix: number;
+  firstRegion: number;
+  maxRegions: number;
+  maxDeployments: number;
+}
+
+export function addressLayout(space: string = AZURE_ADDRESS_SPACE): AddressLayout {
+  const c = parseCidr(space);
+  if (c.prefix > 20) throw new Error(`address space ${space}: latlab needs at least a /20 (a /24 per deployment and region)`);
+  const regionPrefix = c.prefix <= 12 ? 16 : Math.min(24, c.prefix + 4);
+  const firstRegion = c.prefix === 8 ? 10 : 0;
+  return { network: c.network, regionPrefix, firstRegion, maxRegions: 2 ** (regionPrefix - c.prefix) - firstRegion, maxDeployments: 2 ** (24 - regionPrefix) };
+}
 
 export interface VnetPlan {
   region: string;
@@ -70,12 +90,13 @@ export function planRegions(plan: Plan): string[] {
   return regions;
 }
 
-export function addressPlanIssues(plan: Plan): DefinitionIssue[] {
+export function addressPlanIssues(plan: Plan, space: string = AZURE_ADDRESS_SPACE): DefinitionIssue[] {
   const issues: DefinitionIssue[] = [];
   const regions = planRegions(plan);
-  if (regions.length > MAX_REGIONS) issues.push({ path: "variants", message: `${regions.length} regions; the address plan has room for ${MAX_REGIONS}` });
-  if (plan.deployments.length > MAX_DEPLOYMENTS) {
-    issues.push({ path: "deployments", message: `${plan.deployments.length} deployments (variants × replicas); one Azure run has room for ${MAX_DEPLOYMENTS} (a /24 each): split the experiment` });
+  const layout = addressLayout(space);
+  if (regions.length > layout.maxRegions) issues.push({ path: "variants", message: `${regions.length} regions; the address plan (${space}) has room for ${layout.maxRegions}` });
+  if (plan.deployments.length > layout.maxDeployments) {
+    issues.push({ path: "deployments", message: `${plan.deployments.length} deployments (variants × replicas); one Azure run in ${space} has room for ${layout.maxDeployments} (a /24 each): split the experiment` });
   }
   for (const d of plan.deployments) {
     for (const region of regions) {
@@ -86,13 +107,14 @@ export function addressPlanIssues(plan: Plan): DefinitionIssue[] {
   return issues;
 }
 
-/** The address plan. Throws when addressPlanIssues() is not empty. */
-export function addressPlan(plan: Plan): AddressPlan {
-  const issues = addressPlanIssues(plan);
+/** The address plan in `space` (default AZURE_ADDRESS_SPACE). Throws when addressPlanIssues() is not empty. */
+export function addressPlan(plan: Plan, space: string = AZURE_ADDRESS_SPACE): AddressPlan {
+  const issues = addressPlanIssues(plan, space);
   if (issues.length) throw new Error(issues.map((i) => `${i.path}: ${i.message}`).join("; "));
+  const layout = addressLayout(space);
   const regions = planRegions(plan);
-  const octet = new Map(regions.map((r, i) => [r, FIRST_REGION_OCTET + i]));
-  const vnets = regions.map((region) => ({ region, addressPrefix: `10.${octet.get(region)}.0.0/16` }));
+  const regionBase = new Map(regions.map((r, i) => [r, layout.network + (layout.firstRegion + i) * 2 ** (32 - layout.regionPrefix)]));
+  const vnets = regions.map((region) => ({ region, addressPrefix: `${intToIp(regionBase.get(region)!)}/${layout.regionPrefix}` }));
   const subnets: SubnetPlan[] = [];
   const hosts: HostAddress[] = [];
   const pairs = new Set<string>();
@@ -100,12 +122,12 @@ export function addressPlan(plan: Plan): AddressPlan {
     const used = regions.filter((r) => d.hosts.some((h) => h.region === r));
     for (const region of used) {
       const key = `${region}/d${d.index}`;
-      const prefix = `10.${octet.get(region)}.${d.index}`;
-      subnets.push({ key, region, deployment: d.id, deploymentIndex: d.index, name: `d${d.index}`, addressPrefix: `${prefix}.0/24` });
+      const subnet = regionBase.get(region)! + d.index * 256;
+      subnets.push({ key, region, deployment: d.id, deploymentIndex: d.index, name: `d${d.index}`, addressPrefix: `${intToIp(subnet)}/24` });
       d.hosts
         .filter((h) => h.region === region)
         .forEach((h, i) => {
-          hosts.push({ name: hostName(d.index, h.role), deployment: d.id, deploymentIndex: d.index, role: h.role, region, subnet: key, privateIp: `${prefix}.${FIRST_HOST_OCTET + i}` });
+          hosts.push({ name: hostName(d.index, h.role), deployment: d.id, deploymentIndex: d.index, role: h.role, region, subnet: key, privateIp: intToIp(subnet + FIRST_HOST_OCTET + i) });
         });
     }
     for (const a of used) for (const b of used) if (a !== b) pairs.add(`${a}>${b}`);

@@ -46,6 +46,7 @@ export function listingFailure(r: Pick<SpawnSyncReturns<string>, "status" | "sig
  * deploy), and finally the Pulumi CLI.
  */
 export async function azurePreflight(plan: Plan, options: AzurePreflightOptions, detect: () => Promise<{ cidr: string; source: string }> = detectRunnerAddress): Promise<void> {
+  if (options.rehearse) return rehearsalPreflight(plan, options);
   if (!options.sshFrom) {
     throw new Error(
       "--ssh-from CIDR is required with --target azure: the address your SSH comes from (e.g. 203.0.113.7/32), " +
@@ -91,6 +92,31 @@ export async function azurePreflight(plan: Plan, options: AzurePreflightOptions,
   if (failure) throw new Error(failure);
   options.log(listing.stdout.trimEnd());
 
+  await locatePulumiCli({ installPulumi: options.installPulumi ?? false, log: options.log });
+}
+
+/**
+ * A rehearsal needs what the emulator needs (root for namespaces; sshd, nft, sudo, the tools
+ * the hosts run: this machine's packages play the VMs' ones) and the Pulumi CLI; no account,
+ * no --ssh-from (the emulator's own address), no cost check. The plan is still checked
+ * against Azure's rules and listed offline first, exactly as for a real run.
+ */
+async function rehearsalPreflight(plan: Plan, options: AzurePreflightOptions): Promise<void> {
+  if (options.sshFrom) throw new Error("--ssh-from does not apply to --rehearse: the emulated VMs accept SSH from the emulator's own runner address");
+  const issues = validateForAzure(plan);
+  if (issues.length) throw new AzureValidationError(issues, plan.experiment.name);
+  const { checkLocalPrerequisites } = await import("../local/preflight.ts");
+  const { EMULATOR_BINARIES } = await import("./emulator/prerequisites.ts");
+  await checkLocalPrerequisites({ binaries: [...new Set([...options.binaries, ...EMULATOR_BINARIES])], install: options.install, log: options.log });
+  const listing = spawnSync(process.execPath, [BIN, ...listingArgs(options.source, options)], {
+    encoding: "utf8",
+    timeout: LISTING_TIMEOUT_MS,
+    killSignal: "SIGKILL",
+    maxBuffer: LISTING_MAX_BUFFER,
+  });
+  const failure = listingFailure(listing);
+  if (failure) throw new Error(failure);
+  options.log(listing.stdout.trimEnd());
   await locatePulumiCli({ installPulumi: options.installPulumi ?? false, log: options.log });
 }
 
@@ -161,6 +187,18 @@ export async function confirmOnTerminal(summary: string, io: Partial<PromptIo> =
 
 export async function createAzureTarget(options: TargetOptions): Promise<Target> {
   const { createProgram } = await import("./program.ts");
+  if (options.rehearse) {
+    const { startRehearsal } = await import("./emulator/rehearsal.ts");
+    return new AzureTarget({
+      stackFactory: createPulumiStackFactory({ installPulumi: options.installPulumi ?? false, log: options.log }),
+      createProgram,
+      sshFrom: "rehearsal",
+      rehearsal: startRehearsal,
+      ...(options.backend ? { backendUrl: options.backend } : {}),
+      resultsRoot: options.resultsRoot,
+      expiresAt: recommendedExpiresAt,
+    });
+  }
   return new AzureTarget({
     stackFactory: createPulumiStackFactory({ installPulumi: options.installPulumi ?? false, log: options.log }),
     createProgram,

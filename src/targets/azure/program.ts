@@ -59,7 +59,7 @@ function securityRule(rule: InboundRule, publicIpOf: (host: string) => pulumi.Ou
  */
 export function createProgram(plan: Plan, settings: AzureSettings): () => Promise<AzureProgramOutputs> {
   assertAzureRun(plan, settings);
-  const addresses = addressPlan(plan);
+  const addresses = addressPlan(plan, settings.addressSpace);
   const rules = inboundRules(plan, addresses, settings.sshFrom);
 
   return async () => {

@@ -21,6 +21,8 @@ export interface StackOperationOptions {
 
 export interface StackDriver {
   readonly stackName: string;
+  /** Version of the Pulumi CLI that drives the stack (recorded in results). */
+  readonly cliVersion?: string;
   /** Creates/updates the stack's resources; rejects on failure or abort. */
   up(options: StackOperationOptions): Promise<void>;
   /** The stack's outputs, plain values (secrets unwrapped). */
@@ -43,6 +45,11 @@ export interface StackOpenOptions {
   passphrase: string;
   /** Stack config, e.g. `{ "azure-native:location": "uksouth" }`. */
   config: Record<string, string>;
+  /**
+   * Extra environment of the Pulumi CLI and so of the engine and its plugins (a rehearsal puts
+   * the emulator's provider plugin first on PATH and names its socket).
+   */
+  env?: Record<string, string>;
 }
 
 export interface StackFactory {
@@ -170,7 +177,7 @@ export function createPulumiStackFactory(options: PulumiStackFactoryOptions = {}
           {
             pulumiCommand,
             projectSettings: { name: o.projectName, runtime: "nodejs", backend: { url: o.backendUrl } },
-            envVars: { PULUMI_CONFIG_PASSPHRASE: o.passphrase, PULUMI_SKIP_UPDATE_CHECK: "true" },
+            envVars: { PULUMI_CONFIG_PASSPHRASE: o.passphrase, PULUMI_SKIP_UPDATE_CHECK: "true", ...(o.env ?? {}) },
           },
         );
         for (const [key, value] of Object.entries(o.config)) await stack.setConfig(key, { value });
@@ -180,6 +187,7 @@ export function createPulumiStackFactory(options: PulumiStackFactoryOptions = {}
       const s = stack;
       return {
         stackName: o.stackName,
+        ...(pulumiCommand.version ? { cliVersion: pulumiCommand.version.toString() } : {}),
         async up({ onOutput, signal }) {
           try {
             await s.up({ onOutput, onError: onOutput, ...(signal ? { signal } : {}) });

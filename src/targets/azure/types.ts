@@ -17,6 +17,12 @@ export interface AzureSettings {
   createdAt: Date;
   /** Tag value past which the sweeper may delete the run: must exceed the worst-case run time. */
   expiresAt: Date;
+  /**
+   * Where the VNets' addresses come from (default network.ts's AZURE_ADDRESS_SPACE, 10.0.0.0/8).
+   * A rehearsal asks for the emulator's 198.18.0.0/16: nothing on the machine that rehearses
+   * may send to a private range it does not own.
+   */
+  addressSpace?: string;
 }
 
 /** One host as the deployed stack reports it: what the runner needs to reach it. */

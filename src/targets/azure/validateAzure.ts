@@ -238,6 +238,13 @@ export function validateSettings(plan: Plan, settings: AzureSettings): Definitio
   }
   const ssh = sshFromProblem(settings.sshFrom);
   if (ssh) issues.push({ path: "settings.sshFrom", message: ssh });
+  if (settings.addressSpace !== undefined) {
+    try {
+      for (const i of addressPlanIssues(plan, settings.addressSpace)) issues.push({ path: `settings.addressSpace (${i.path})`, message: i.message });
+    } catch (e) {
+      issues.push({ path: "settings.addressSpace", message: (e as Error).message });
+    }
+  }
   const admin = settings.adminUsername;
   if (!/^[a-z_][a-z0-9_-]*$/.test(admin) || admin.length > ADMIN_NAME_MAX_LINUX) {
     issues.push({ path: "settings.adminUsername", message: `"${admin}" must be a Linux user name (lower case, at most ${ADMIN_NAME_MAX_LINUX} characters)` });

@@ -27,6 +27,7 @@ import {
   runNames,
 } from "./names.ts";
 import type { MgmtBlock, RunNames } from "./names.ts";
+import { killNamespaceProcesses } from "./namespaceProcesses.ts";
 import { detectQdiscSupport, NO_NETEM_NOTE, netemCommands, peerDelays, tbfCommands } from "./shaping.ts";
 import type { QdiscSupport } from "./shaping.ts";
 import { generateKey, sshBannerSeen, sshdConfig, sshdStartArgv } from "./sshd.ts";
@@ -445,7 +446,7 @@ export class LocalTarget implements Target {
     const namespaces = [...ours].filter((n) => present.includes(n));
 
     // 1. Processes: everything inside the run's namespaces, plus sshds we started.
-    await Promise.all(namespaces.map((ns) => this.killNamespaceProcesses(ns, grace, errors, removed)));
+    await Promise.all(namespaces.map((ns) => killNamespaceProcesses(this.exec, ns, grace, errors, removed)));
     // Safety net: an sshd we launched that never entered its namespace (still running our config).
     for (const { process: p } of c.processes) {
       if (p.exit || p.pid <= 0 || c.tempDir === null) continue;
@@ -616,48 +617,5 @@ export class LocalTarget implements Target {
       privateAddress: addrs.find((a) => a.ifname === h.dataIfname)?.address ?? null,
       publicAddress: addrs.find((a) => a.ifname === "lo" && cidrContains(publicNet, ipToInt(a.address)))?.address ?? null,
     };
-  }
-
-  private async namespacePids(ns: string): Promise<number[]> {
-    const r = await this.exec(["ip", "netns", "pids", ns]);
-    if (r.code !== 0) return [];
-    return r.stdout
-      .split(/\s+/)
-      .filter((s) => /^\d+$/.test(s))
-      .map(Number);
-  }
-
-  private async killNamespaceProcesses(ns: string, graceMs: number, errors: string[], removed: string[]): Promise<void> {
-    let pids = await this.namespacePids(ns);
-    if (pids.length === 0) return;
-    const names = new Map<number, string>();
-    for (const pid of pids) names.set(pid, (await readFile(`/proc/${pid}/comm`, "utf8").catch(() => "?")).trim());
-    const signal = (sig: NodeJS.Signals, list: number[]) => {
-      for (const pid of list) {
-        try {
-          process.kill(pid, sig);
-        } catch {
-          /* exited meanwhile */
-        }
-      }
-    };
-    signal("SIGTERM", pids);
-    const deadline = Date.now() + graceMs;
-    while (Date.now() < deadline) {
-      await sleep(50);
-      pids = await this.namespacePids(ns);
-      if (pids.length === 0) break;
-    }
-    if (pids.length > 0) {
-      signal("SIGKILL", pids);
-      const killDeadline = Date.now() + 2000;
-      while (Date.now() < killDeadline) {
-        await sleep(50);
-        pids = await this.namespacePids(ns);
-        if (pids.length === 0) break;
-      }
-    }
-    for (const [pid, comm] of names) if (!pids.includes(pid)) removed.push(`process ${pid} (${comm}) in ${ns}`);
-    if (pids.length > 0) errors.push(`processes still running in ${ns} after SIGKILL: ${pids.join(", ")}`);
   }
 }

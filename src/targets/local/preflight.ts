@@ -24,6 +24,11 @@ export const DEBIAN_PACKAGES: Readonly<Record<string, string>> = {
   tc: "iproute2",
   unshare: "util-linux",
   tcptraceroute: "tcptraceroute",
+  nft: "nftables",
+  sudo: "sudo",
+  curl: "curl",
+  python3: "python3",
+  useradd: "passwd",
 };
 
 export interface PreflightOptions {

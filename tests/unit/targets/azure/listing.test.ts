@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { loadExperiment } from "../../../../src/cli/loadExperiment.ts";
 import { buildPlan } from "../../../../src/plan/buildPlan.ts";
-import { azurePlanOptions, parseDurationConfig, planAndSettingsFromConfig, runAzureEntry, runIdFromStack, type ConfigSource } from "../../../../src/targets/azure/azureEntry.ts";
+import { azurePlanOptions, parseDurationConfig, planAndSettingsFromConfig, runAzureEntry, runIdFromStack, type ConfigSource } from "../../../../src/targets/azure/entryConfig.ts";
 import { azurePlanReport, listAzureResources, offlineSettings } from "../../../../src/targets/azure/listing.ts";
 import { PUBLIC_IP_METER, type FetchLike } from "../../../../src/targets/azure/prices.ts";
 import { AzureValidationError, validateAzureRun, worstCaseRun } from "../../../../src/targets/azure/validateAzure.ts";

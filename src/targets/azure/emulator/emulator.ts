@@ -1,0 +1,162 @@
+import { createHash } from "node:crypto";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ExecFn } from "../../local/exec.ts";
+import { startArmServer, type ArmServer } from "./arm/armServer.ts";
+import { Cloud, type CloudSnapshot, type OperationLogEntry } from "./arm/cloud.ts";
+import type { Fault } from "./arm/faults.ts";
+import { createTypeRules, TYPES } from "./arm/typeRules.ts";
+import { Fabric } from "./fabric/fabric.ts";
+import { ALLOWED_VNET_SPACE } from "./fabric/vnetRuleset.ts";
+import { validateArmBodyForArmType } from "./spec/armSpec.ts";
+import { bootVm, stopVm } from "./vm/bootVm.ts";
+
+/**
+ * latlab's Azure emulator, in one call: ARM (./arm) behind a Unix socket, the kernel fabric
+ * (./fabric) that makes VNets, NSGs and peerings real, VMs that boot as hosts (./vm), and the
+ * folder holding the `pulumi-resource-azure-native` plugin (./bin) that the Pulumi engine runs
+ * when it is first on PATH. A rehearsal (`latlab run … --target azure --rehearse`) and the
+ * tests start one, point the engine at it with env(), and stop it at the end — which removes
+ * whatever is left and says so, since a resource left in ARM after `pulumi destroy` is a leak
+ * a real run would have paid for.
+ */
+
+export const PLUGIN_BIN_DIR = fileURLToPath(new URL("./bin/", import.meta.url));
+/** The environment variable that tells the provider plugin where ARM listens. */
+export const EMULATOR_SOCKET_ENV = "LATLAB_AZURE_EMULATOR";
+
+export interface EmulatorOptions {
+  /**
+   * Folder for the emulator's state (state.json, operations.jsonl, the socket, VMs' files). A
+   * second emulator started on the same folder resumes the first one's state. Default: a new
+   * folder under the system's temp dir.
+   */
+  home?: string;
+  faults?: readonly Fault[];
+  /** Time an operation stays in progress, per ARM type (lower case) or "default", in ms. */
+  delays?: Readonly<Record<string, number>>;
+  log?: (message: string) => void;
+  exec?: ExecFn;
+}
+
+export interface RunningEmulator {
+  home: string;
+  socketPath: string;
+  subscription: string;
+  /** The runner's address as the VMs see it (an NSG's SSH source). */
+  runnerAddress: string;
+  /** Where VNets may live in this emulator. */
+  addressSpace: string;
+  cloud: Cloud;
+  /** Environment for the Pulumi CLI: the plugin first on PATH, the socket. */
+  env(base?: NodeJS.ProcessEnv): Record<string, string>;
+  operations(): readonly OperationLogEntry[];
+  /**
+   * Stops serving and removes everything still there. `leftInArm` lists the resources ARM still
+   * held (what a destroy missed); `errors` also names them, and what could not be removed.
+   */
+  stop(): Promise<{ errors: string[]; removed: string[]; leftInArm: string[] }>;
+}
+
+const shortOf = (home: string) => createHash("sha256").update(home).digest("hex").slice(0, 5);
+
+/** A GUID-shaped subscription id, stable for a home folder. */
+function subscriptionFor(home: string): string {
+  const h = createHash("sha256").update(`subscription:${home}`).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const home = options.home ?? join(tmpdir(), `latlab-azemu-${process.pid}-${Date.now().toString(36)}`);
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const statePath = join(home, "state.json");
+  const logPath = join(home, "operations.jsonl");
+  const socketPath = join(home, "arm.sock");
+  const snapshot: CloudSnapshot | undefined = existsSync(statePath) ? (JSON.parse(readFileSync(statePath, "utf8")) as CloudSnapshot) : undefined;
+  const subscription = snapshot?.subscription ?? subscriptionFor(home);
+  const log = options.log ?? (() => undefined);
+
+  const fabric = new Fabric({
+    short: shortOf(home),
+    stateDir: home,
+    exec: options.exec,
+    log,
+    vms: {
+      async boot(request) {
+        await bootVm({ ...request, ...(options.exec ? { exec: options.exec } : {}) });
+      },
+      stop: (namespace, stateDir) => stopVm(namespace, stateDir, options.exec ? { exec: options.exec } : {}),
+    },
+  });
+  await fabric.start();
+  if (snapshot) {
+    fabric.adoptPublicIps(
+      snapshot.resources
+        .filter((r) => r.type.toLowerCase() === TYPES.publicIp.toLowerCase())
+        .map((r) => (r.body.properties as Record<string, unknown> | undefined)?.ipAddress)
+        .filter((x): x is string => typeof x === "string"),
+    );
+  }
+
+  const rules = createTypeRules({
+    schemaCheck: (armType, body) => validateArmBodyForArmType(armType, body),
+    network: fabric,
+    vm: fabric,
+  });
+  const cloud = new Cloud({
+    subscription,
+    rules,
+    ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.delays ? { delays: options.delays } : {}),
+    ...(snapshot ? { snapshot } : {}),
+    onChange: async (view) => {
+      try {
+        await fabric.sync(view);
+      } catch (e) {
+        log(`emulator: fabric: ${(e as Error).message}`);
+      }
+    },
+    onLog: (entry) => appendFileSync(logPath, `${JSON.stringify(entry)}\n`),
+    onPersist: (s) => writeFileSync(statePath, `${JSON.stringify(s)}\n`),
+  });
+  if (snapshot) await fabric.sync(cloud);
+  let server: ArmServer;
+  try {
+    server = await startArmServer(cloud, socketPath, () => ({ subscription, runnerAddress: fabric.runnerAddress, addressSpace: ALLOWED_VNET_SPACE }));
+  } catch (e) {
+    await fabric.shutdown();
+    throw e;
+  }
+  log(`emulator: ARM listening on ${socketPath} (subscription ${subscription})`);
+
+  let stopped: Promise<{ errors: string[]; removed: string[]; leftInArm: string[] }> | undefined;
+  return {
+    home,
+    socketPath,
+    subscription,
+    runnerAddress: fabric.runnerAddress,
+    addressSpace: ALLOWED_VNET_SPACE,
+    cloud,
+    env(base = process.env) {
+      return { PATH: [PLUGIN_BIN_DIR.replace(/\/$/, ""), base.PATH ?? ""].filter(Boolean).join(delimiter), [EMULATOR_SOCKET_ENV]: socketPath };
+    },
+    operations: () => cloud.log,
+    stop() {
+      stopped ??= (async () => {
+        await server.close();
+        await cloud.close();
+        const leftInArm = cloud.all().map((r) => `${r.type} ${r.id} (${r.state})`);
+        const errors = leftInArm.map((r) => `still in the emulator's ARM after the destroy (on Azure this would be a leak): ${r}`);
+        const report = await fabric.shutdown();
+        // The log outlives the emulator's folder where the caller wants it (copied by the rehearsal).
+        await rm(statePath, { force: true });
+        if (!options.home) await rm(home, { recursive: true, force: true });
+        return { errors: [...errors, ...report.errors], removed: report.removed, leftInArm };
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Rehearsal } from "../azureTarget.ts";
+import { parseFaults } from "./arm/faults.ts";
+import { startEmulator } from "./emulator.ts";
+
+/** Faults for a rehearsal from the command line (tests, or a user checking latlab's handling): JSON, see arm/faults.ts. */
+export const FAULTS_ENV = "LATLAB_EMULATOR_FAULTS";
+/** Time (ms) every ARM operation stays in progress, to surface ordering bugs (default: arm/cloud.ts's). */
+export const DELAY_ENV = "LATLAB_EMULATOR_DELAY_MS";
+
+/**
+ * `latlab run … --target azure --rehearse`: an emulator for this run. The ARM operations it
+ * served are kept in the run folder (azure-emulator/operations.jsonl) after it stops.
+ */
+export async function startRehearsal(runDir: string, log: (message: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<Rehearsal> {
+  const faults = env[FAULTS_ENV] ? parseFaults(env[FAULTS_ENV]!, FAULTS_ENV) : [];
+  const delay = env[DELAY_ENV] !== undefined ? Number(env[DELAY_ENV]) : undefined;
+  if (delay !== undefined && !(delay >= 0)) throw new Error(`${DELAY_ENV}: expected milliseconds, got "${env[DELAY_ENV]}"`);
+  // A short path: the ARM socket lives here (Unix socket paths are limited to 107 bytes).
+  const home = await mkdtemp(join(tmpdir(), "latlab-azemu-"));
+  const emulator = await startEmulator({ home, log, faults, ...(delay !== undefined ? { delays: { default: delay } } : {}) }).catch(async (e: unknown) => {
+    await rm(home, { recursive: true, force: true });
+    throw e;
+  });
+  if (faults.length) log(`emulator: injecting faults: ${JSON.stringify(faults)}`);
+  return {
+    sshFrom: `${emulator.runnerAddress}/32`,
+    addressSpace: emulator.addressSpace,
+    env: emulator.env(),
+    facts: { emulatorSubscription: emulator.subscription, emulatorRunnerAddress: emulator.runnerAddress, vnetAddressSpace: emulator.addressSpace },
+    async stop() {
+      const kept = join(runDir, "azure-emulator");
+      const source = join(emulator.home, "operations.jsonl");
+      const report = await emulator.stop();
+      const errors = [...report.errors];
+      try {
+        if (existsSync(source)) {
+          await mkdir(kept, { recursive: true });
+          await copyFile(source, join(kept, "operations.jsonl"));
+        }
+        await rm(emulator.home, { recursive: true, force: true });
+      } catch (e) {
+        errors.push(`emulator folder ${emulator.home}: ${(e as Error).message}`);
+      }
+      return { errors, removed: [...report.removed, `directory ${emulator.home}`] };
+    },
+  };
+}
