@@ -31,6 +31,8 @@ export interface Rehearsal {
   addressSpace: string;
   /** Environment of the Pulumi CLI: the emulator's provider plugin first on PATH, its socket. */
   env: Record<string, string>;
+  /** How long a host may take to be ready (cloud-init done); emulated VMs boot in seconds. */
+  readyTimeoutSeconds: number;
   facts: Record<string, string>;
   /** Stops the emulator. Anything still in its ARM state (what a destroy missed) is an error, and is removed. */
   stop(): Promise<{ errors: string[]; removed: string[] }>;
@@ -64,6 +66,10 @@ export interface AzureTargetOptions {
   expiresAt?: (plan: Plan, createdAt: Date) => Date;
   env?: NodeJS.ProcessEnv;
   now?: () => Date;
+  /** How often a failed destroy is tried before the run is declared leaked (default 3). */
+  destroyAttempts?: number;
+  /** Pause before the n-th retry of a destroy: n × this (default 5 s). */
+  destroyRetryDelayMs?: number;
 }
 
 export class AzureTargetError extends Error {
@@ -184,6 +190,10 @@ export function deploySummary(plan: Plan, runId: string, expiresAt: Date): strin
     `they are billed while they exist, tagged owner=latlab, expiresAt=${expiresAt.toISOString()}, and destroyed at the end of the run`
   );
 }
+
+/** Destroys tried before a run is declared leaked, and the pause before the n-th retry (n × this). */
+const DESTROY_ATTEMPTS = 3;
+const DESTROY_BACKOFF_MS = 5000;
 
 const AZURE_SHAPING: ShapingStatus = {
   latency: "not-applicable",
@@ -351,7 +361,12 @@ export class AzureTarget implements Target {
     await writeRunState(s.runDir, s.state);
     const hosts = endpointsFromOutputs(plan, outputs, keys, adminUsername);
     // The emulator's VMs have no Accelerated Networking VF and no size's bandwidth: say so next to what the probe finds.
-    if (s.rehearsal) for (const h of hosts) Object.assign(h.actual, { accelnetEmulated: false, sizeEmulated: false });
+    if (s.rehearsal) {
+      for (const h of hosts) {
+        Object.assign(h.actual, { accelnetEmulated: false, sizeEmulated: false });
+        if (h.ready) h.ready.timeoutSeconds = s.rehearsal.readyTimeoutSeconds;
+      }
+    }
     // For a person who wants to look around: ssh -i .azure/client_rsa -o UserKnownHostsFile=.azure/known_hosts
     await writeFile(join(azureDir(s.runDir), "known_hosts"), hosts.map((h) => `${h.ssh.host} ${h.hostKey}\n`).join(""), { mode: 0o600 });
     log(`azure: ${hosts.length} hosts up in resource group ${outputs.resourceGroup}`);
@@ -409,15 +424,26 @@ export class AzureTarget implements Target {
     log(`azure: destroying stack ${s.stackName}${s.state?.resourceGroup ? ` (resource group ${s.state.resourceGroup})` : ""}…`);
     const lines = lineBuffer((l) => log(`azure: ${l}`));
     let destroyed = false;
-    try {
-      // No signal: a second Ctrl-C must not stop the teardown from latlab's side.
-      await s.driver.destroy({ onOutput: lines.push });
-      destroyed = true;
-      removed.push(`Azure resources of stack ${s.stackName}${s.state?.resourceGroup ? ` (resource group ${s.state.resourceGroup})` : ""}`);
-    } catch (e) {
-      errors.push(`destroy of stack ${s.stackName} failed: ${s.redact(summarizeCommandError(e))}`);
-    } finally {
-      lines.flush();
+    const attempts = this.options.destroyAttempts ?? DESTROY_ATTEMPTS;
+    for (let attempt = 1; attempt <= attempts && !destroyed; attempt++) {
+      try {
+        // No signal: a second Ctrl-C must not stop the teardown from latlab's side.
+        await s.driver.destroy({ onOutput: lines.push });
+        destroyed = true;
+        removed.push(`Azure resources of stack ${s.stackName}${s.state?.resourceGroup ? ` (resource group ${s.state.resourceGroup})` : ""}`);
+      } catch (e) {
+        lines.flush();
+        const why = s.redact(summarizeCommandError(e));
+        // Azure refuses deletes now and then (409 Conflict while another operation runs): the
+        // stack knows what is left, so a new destroy picks up where this one stopped.
+        if (attempt < attempts) {
+          const pause = attempt * (this.options.destroyRetryDelayMs ?? DESTROY_BACKOFF_MS);
+          log(`azure: destroy attempt ${attempt} of ${attempts} failed (${why.split("\n")[0]}); trying again in ${Math.round(pause / 1000)} s`);
+          await new Promise((r) => setTimeout(r, pause));
+        } else errors.push(`destroy of stack ${s.stackName} failed${attempts > 1 ? ` ${attempts} times; the last time` : ""}: ${why}`);
+      } finally {
+        lines.flush();
+      }
     }
     if (destroyed) {
       try {

@@ -92,9 +92,15 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
       subnets.set(s.key, subnet);
     }
 
+    // Peerings: after every subnet of both VNets, and one at a time. A peering needs its remote
+    // VNet Succeeded, and a subnet or peering operation leaves its VNet Updating meanwhile: ARM
+    // refuses with ReferencedResourceNotProvisioned (found by latlab's emulator, which plays it).
+    const subnetsDone = new Map(lastOnVnet);
+    let lastPeering: pulumi.Resource | undefined;
     for (const p of addresses.peerings) {
       const local = vnets.get(p.from)!;
       const remote = vnets.get(p.to)!;
+      const after = [subnetsDone.get(p.from), subnetsDone.get(p.to), lastPeering].filter((r): r is pulumi.Resource => r !== undefined);
       const peering = new network.VirtualNetworkPeering(
         `${prefix}-peer-${p.from}-${p.to}`,
         {
@@ -107,9 +113,9 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
           allowGatewayTransit: false,
           useRemoteGateways: false,
         },
-        chain(p.from),
+        after.length ? { dependsOn: after } : {},
       );
-      lastOnVnet.set(p.from, peering);
+      lastPeering = peering;
     }
 
     // Public IPs first: NSG rules for the public path name the clients' addresses.

@@ -97,10 +97,37 @@ export function summarizeCommandError(error: unknown, maxLines = 15): string {
   const m = /\n stdout: ([\s\S]*?)\n stderr: ([\s\S]*?)\n err\?: ([\s\S]*)$/.exec(message);
   if (!m) return message.trim();
   const [, stdout = "", stderr = "", err = ""] = m;
+  const diagnosed = diagnosticErrors(stdout);
+  if (diagnosed.length) return diagnosed.join("\n");
   const pick = stderr.trim() || err.trim() || stdout.trim();
   const lines = pick.split("\n").map((l) => l.trimEnd()).filter((l) => l.trim().length > 0);
   const code = /^code: (-?\d+)/.exec(message)?.[1];
   return `${lines.slice(-maxLines).join("\n")}${code !== undefined ? ` (exit code ${code})` : ""}`;
+}
+
+/**
+ * The errors of Pulumi's "Diagnostics:" section, one line per resource that failed
+ * ("<type> <name>: <error>"), without the stack's own "update failed" and the warnings: what a
+ * person needs from a failed `pulumi up`, said once.
+ */
+export function diagnosticErrors(output: string): string[] {
+  const start = output.lastIndexOf("\nDiagnostics:\n");
+  if (start < 0) return [];
+  const lines = output.slice(start + 14).split("\n");
+  const out: string[] = [];
+  let resource = "";
+  for (const line of lines) {
+    if (/^\S/.test(line)) break; // the next section (Resources:, Outputs:…)
+    const header = /^ {2}(\S+) \((.*)\):$/.exec(line);
+    if (header) {
+      resource = header[1] === "pulumi:pulumi:Stack" ? "" : `${header[1]} ${header[2]}`;
+      continue;
+    }
+    const error = /^ {4}error: (.*)$/.exec(line);
+    if (error && resource) out.push(`${resource}: ${error[1]}`);
+    else if (/^ {4}\S/.test(line) && !/^ {4}(warning|error):/.test(line) && out.length && resource) out[out.length - 1] += ` ${line.trim()}`;
+  }
+  return out;
 }
 
 export class StackOperationError extends Error {

@@ -10,6 +10,9 @@ import { startEmulator } from "./emulator.ts";
 export const FAULTS_ENV = "LATLAB_EMULATOR_FAULTS";
 /** Time (ms) every ARM operation stays in progress, to surface ordering bugs (default: arm/cloud.ts's). */
 export const DELAY_ENV = "LATLAB_EMULATOR_DELAY_MS";
+/** Seconds a VM may take to be ready; emulated VMs boot in seconds, so the default is short. */
+export const READY_TIMEOUT_ENV = "LATLAB_EMULATOR_READY_TIMEOUT";
+const DEFAULT_READY_TIMEOUT_S = 120;
 
 /**
  * `latlab run … --target azure --rehearse`: an emulator for this run. The ARM operations it
@@ -19,6 +22,8 @@ export async function startRehearsal(runDir: string, log: (message: string) => v
   const faults = env[FAULTS_ENV] ? parseFaults(env[FAULTS_ENV]!, FAULTS_ENV) : [];
   const delay = env[DELAY_ENV] !== undefined ? Number(env[DELAY_ENV]) : undefined;
   if (delay !== undefined && !(delay >= 0)) throw new Error(`${DELAY_ENV}: expected milliseconds, got "${env[DELAY_ENV]}"`);
+  const ready = env[READY_TIMEOUT_ENV] !== undefined ? Number(env[READY_TIMEOUT_ENV]) : DEFAULT_READY_TIMEOUT_S;
+  if (!(ready > 0)) throw new Error(`${READY_TIMEOUT_ENV}: expected seconds, got "${env[READY_TIMEOUT_ENV]}"`);
   // A short path: the ARM socket lives here (Unix socket paths are limited to 107 bytes).
   const home = await mkdtemp(join(tmpdir(), "latlab-azemu-"));
   const emulator = await startEmulator({ home, log, faults, ...(delay !== undefined ? { delays: { default: delay } } : {}) }).catch(async (e: unknown) => {
@@ -30,6 +35,7 @@ export async function startRehearsal(runDir: string, log: (message: string) => v
     sshFrom: `${emulator.runnerAddress}/32`,
     addressSpace: emulator.addressSpace,
     env: emulator.env(),
+    readyTimeoutSeconds: ready,
     facts: { emulatorSubscription: emulator.subscription, emulatorRunnerAddress: emulator.runnerAddress, vnetAddressSpace: emulator.addressSpace },
     async stop() {
       const kept = join(runDir, "azure-emulator");

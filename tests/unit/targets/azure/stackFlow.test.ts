@@ -62,6 +62,8 @@ function outputsFor(p: Plan, settings: AzureSettings): AzureOutputs {
 }
 
 interface Behaviour {
+  /** destroy() fails this many times (a transient 409), then works. */
+  destroyFailsTimes?: number;
   /** Chunks up() streams before finishing. */
   upOutput?: string[];
   upError?: Error;
@@ -87,6 +89,7 @@ function fakeStack(b: Behaviour = {}): Fake {
   const destroyOptions: StackOperationOptions[] = [];
   let started!: () => void;
   const upStarted = new Promise<void>((r) => (started = r));
+  let destroyFailures = 0;
   const factory: StackFactory = {
     async open(o) {
       calls.push("open");
@@ -120,6 +123,7 @@ function fakeStack(b: Behaviour = {}): Fake {
           destroyOptions.push(opts);
           opts.onOutput("Destroying (flow):\n  - azure-native:resources:ResourceGroup rg deleted\n");
           if (b.destroyError) throw b.destroyError;
+          if (b.destroyFailsTimes && destroyFailures++ < b.destroyFailsTimes) throw new Error("code: 255\n stdout: \n stderr: error: deleting nsg: Status=409 Code=\"Conflict\"\n err?: ");
         },
         async remove() {
           calls.push("remove");
@@ -158,6 +162,8 @@ function setup(b: Behaviour = {}, over: Partial<AzureTargetOptions> = {}) {
     sshFrom: "203.0.113.7/32",
     resultsRoot: root,
     env: {},
+    // The fakes' failures are permanent: one attempt each, unless a test asks for retries.
+    destroyAttempts: 1,
     ...over,
   });
   const ctx: TargetContext = { runId: RUN_ID, runDir, log: (m) => lines.push(m) };
@@ -360,6 +366,24 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(readState(runDir)).toMatchObject({ status: "leaked", resourceGroup: `rg-${RUN_ID}` });
     expect(existsSync(join(runDir, ".azure", "passphrase"))).toBe(true);
     expect(existsSync(join(runDir, ".azure", "client_rsa"))).toBe(true);
+  });
+
+  it("a destroy that fails now and then (Azure's 409s) is tried again: the run is not leaked", async () => {
+    const { target, fake, ctx, lines } = setup({ destroyFailsTimes: 2 }, { destroyAttempts: 3, destroyRetryDelayMs: 1 });
+    await target.up(plan, ctx);
+    const report = await target.down();
+    expect(fake.calls).toEqual(["open", "up", "outputs", "destroy", "destroy", "destroy", "remove"]);
+    expect(report.status).toBe("ok");
+    expect(lines.filter((l) => /destroy attempt \d of 3 failed .*Conflict/.test(l))).toHaveLength(2);
+  });
+
+  it("a destroy that keeps failing is tried as often as allowed, then reported leaked once", async () => {
+    const { target, fake, ctx } = setup({ destroyFailsTimes: 5 }, { destroyAttempts: 2, destroyRetryDelayMs: 1 });
+    await target.up(plan, ctx);
+    const report = await target.down();
+    expect(fake.calls).toEqual(["open", "up", "outputs", "destroy", "destroy"]);
+    expect(report.status).toBe("failed");
+    expect(report.errors.filter((e) => e.includes("failed 2 times"))).toHaveLength(1);
   });
 
   it("destroy fails inside the real runner: results.json carries the leak and the command", async () => {

@@ -12,10 +12,13 @@ export class ArmRequestError extends Error {
     readonly code: string,
     readonly armMessage: string,
     readonly method: string,
-    readonly id: string,
+    /** Not `id`: @pulumi/pulumi's provider server takes an error with an `id` for a resource that exists but failed to initialise. */
+    readonly resourceId: string,
+    /** The request was accepted and its operation failed: the resource exists in ARM (provisioningState Failed). */
+    readonly accepted = false,
   ) {
     // The shape azure-native's own errors have: what Pulumi prints under the resource.
-    super(`${method === "PUT" ? "creating/updating" : method === "DELETE" ? "deleting" : "reading"} ${id}: Status=${status} Code="${code}" Message="${armMessage}"`);
+    super(`${method === "PUT" ? "creating/updating" : method === "DELETE" ? "deleting" : "reading"} ${resourceId}: Status=${status} Code="${code}" Message="${armMessage}"`);
     this.name = "ArmRequestError";
   }
 }
@@ -105,7 +108,7 @@ export class ArmClient {
       if (s.status !== 200) this.fail(s, method, id);
       const body = s.body as { status: string; error?: { code: string; message: string } };
       if (body.status === "Succeeded") return;
-      if (body.status === "Failed" || body.status === "Canceled") throw new ArmRequestError(200, body.error?.code ?? "Failed", body.error?.message ?? "the operation failed", method, id);
+      if (body.status === "Failed" || body.status === "Canceled") throw new ArmRequestError(200, body.error?.code ?? "Failed", body.error?.message ?? "the operation failed", method, id, true);
       await sleep(this.pollMs);
     }
   }

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { CheckResult, CreateResult, DiffResult, Provider, ReadResult, UpdateResult } from "@pulumi/pulumi/provider/index.js";
 import { formatResourceId } from "../arm/resourceId.ts";
-import type { ArmClient } from "./armClient.ts";
+import { ArmRequestError, type ArmClient } from "./armClient.ts";
 import { containsUnknown, unwrapSecrets } from "./wireValues.ts";
 
 /**
@@ -90,8 +90,18 @@ export class EmulatorProvider implements Provider {
   async create(urn: string, inputs: Record<string, unknown>): Promise<CreateResult> {
     const plain = unwrapSecrets(inputs) as Record<string, unknown>;
     const r = await this.idFor(urn, plain);
-    const after = await this.client.put(r.id, r.apiVersion, r.body);
-    return { id: r.id, outs: this.outputs(r.token, after, inputs) };
+    try {
+      const after = await this.client.put(r.id, r.apiVersion, r.body);
+      return { id: r.id, outs: this.outputs(r.token, after, inputs) };
+    } catch (e) {
+      // Accepted, then failed (AllocationFailed): the resource exists in ARM in state Failed.
+      // Pulumi must track it ("resource init failed" with the id) so that destroy deletes it.
+      if (e instanceof ArmRequestError && e.accepted) {
+        const body = await this.client.get(r.id, r.apiVersion).catch(() => undefined);
+        throw Object.assign(new Error(e.message), { id: r.id, properties: body ? this.outputs(r.token, body, inputs) : { [INPUTS_KEY]: inputs }, reasons: [e.message] });
+      }
+      throw e;
+    }
   }
 
   async read(id: string, urn: string, props?: Record<string, unknown>): Promise<ReadResult> {

@@ -1,0 +1,313 @@
+import { describe, expect, it } from "vitest";
+import { ArmError } from "../../../../../src/targets/azure/emulator/arm/armError.ts";
+import { Cloud, type CloudSnapshot } from "../../../../../src/targets/azure/emulator/arm/cloud.ts";
+import type { Fault } from "../../../../../src/targets/azure/emulator/arm/faults.ts";
+import { API_VERSIONS, createTypeRules, type SchemaCheck } from "../../../../../src/targets/azure/emulator/arm/typeRules.ts";
+import { validateArmBodyForArmType } from "../../../../../src/targets/azure/emulator/spec/armSpec.ts";
+
+const SUB = "00000000-0000-4000-8000-000000000001";
+const RG = `/subscriptions/${SUB}/resourceGroups/rg1`;
+const NET = `${RG}/providers/Microsoft.Network`;
+const COMPUTE = `${RG}/providers/Microsoft.Compute`;
+const N = API_VERSIONS.network;
+const C = API_VERSIONS.compute;
+
+const CLIENT_KEY = `ssh-rsa ${"A".repeat(300)} test`;
+
+interface Harness {
+  cloud: Cloud;
+  started: string[];
+  stopped: string[];
+}
+
+function harness(options: { faults?: Fault[]; delay?: number; schema?: SchemaCheck; snapshot?: CloudSnapshot } = {}): Harness {
+  const started: string[] = [];
+  const stopped: string[] = [];
+  let next = 8;
+  const rules = createTypeRules({
+    schemaCheck: options.schema ?? (() => []),
+    network: { allocatePublicIp: () => `198.19.255.${next++}`, releasePublicIp: () => undefined, addressSpaceProblem: (p) => (p.startsWith("198.18.") ? undefined : "outside 198.18.0.0/16") },
+    vm: {
+      async startVm(vm) {
+        started.push(vm.name);
+      },
+      async stopVm(vm) {
+        stopped.push(vm.name);
+      },
+    },
+  });
+  const cloud = new Cloud({ subscription: SUB, rules, faults: options.faults ?? [], delays: { default: options.delay ?? 5 }, ...(options.snapshot ? { snapshot: options.snapshot } : {}) });
+  return { cloud, started, stopped };
+}
+
+/** PUT and wait for its operation. */
+async function put(cloud: Cloud, id: string, api: string, body: unknown) {
+  const r = cloud.put(id, api, body);
+  await cloud.idle();
+  return { ...r, op: cloud.operation(r.operation) };
+}
+
+function armError(fn: () => unknown): ArmError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ArmError) return e;
+    throw e;
+  }
+  throw new Error("expected an ArmError");
+}
+
+async function network(cloud: Cloud) {
+  await put(cloud, RG, API_VERSIONS.resources, { location: "uksouth" });
+  await put(cloud, `${NET}/virtualNetworks/v1`, N, { location: "uksouth", properties: { addressSpace: { addressPrefixes: ["198.18.0.0/20"] } } });
+  await put(cloud, `${NET}/virtualNetworks/v1/subnets/s0`, N, { properties: { addressPrefix: "198.18.0.0/24" } });
+  await put(cloud, `${NET}/publicIPAddresses/p1`, N, { location: "uksouth", sku: { name: "Standard" }, zones: ["1"], properties: { publicIPAllocationMethod: "Static" } });
+  await put(cloud, `${NET}/networkSecurityGroups/g1`, N, { location: "uksouth", properties: { securityRules: [] } });
+}
+
+const nic = (name: string, ip: string, extra: Record<string, unknown> = {}) => ({
+  location: "uksouth",
+  properties: {
+    networkSecurityGroup: { id: `${NET}/networkSecurityGroups/g1` },
+    ipConfigurations: [{ name: "ipconfig1", properties: { privateIPAllocationMethod: "Static", privateIPAddress: ip, subnet: { id: `${NET}/virtualNetworks/v1/subnets/s0` }, ...extra } }],
+  },
+});
+
+const vm = (nicName: string, extra: Record<string, unknown> = {}, size = "Standard_D2s_v5") => ({
+  location: "uksouth",
+  zones: ["1"],
+  properties: {
+    hardwareProfile: { vmSize: size },
+    osProfile: { computerName: "h", adminUsername: "latlab", customData: "I2Nsb3VkLWNvbmZpZw==", linuxConfiguration: { disablePasswordAuthentication: true, ssh: { publicKeys: [{ path: "/home/latlab/.ssh/authorized_keys", keyData: CLIENT_KEY }] } } },
+    networkProfile: { networkInterfaces: [{ id: `${NET}/networkInterfaces/${nicName}`, properties: { primary: true, deleteOption: "Delete" } }] },
+    ...extra,
+  },
+});
+
+describe("the emulator's ARM: requests and long-running operations", () => {
+  it("accepts a PUT at once (201, Creating), finishes it later (Succeeded), and GET shows the state", async () => {
+    const { cloud } = harness({ delay: 30 });
+    const r = cloud.put(RG, API_VERSIONS.resources, { location: "uksouth", tags: { owner: "latlab" } });
+    expect(r.status).toBe(201);
+    expect(cloud.operation(r.operation).status).toBe("InProgress");
+    expect(cloud.read(RG)).toMatchObject({ name: "rg1", properties: { provisioningState: "Creating" } });
+    await cloud.idle();
+    expect(cloud.operation(r.operation).status).toBe("Succeeded");
+    expect(cloud.read(RG)).toMatchObject({ id: RG, location: "uksouth", tags: { owner: "latlab" }, properties: { provisioningState: "Succeeded" } });
+    // A second PUT updates (200).
+    expect(cloud.put(RG, API_VERSIONS.resources, { location: "uksouth" }).status).toBe(200);
+    await cloud.idle();
+  });
+
+  it("requires the api-version it plays, a resource group, a parent", async () => {
+    const { cloud } = harness();
+    expect(armError(() => cloud.put(RG, undefined, { location: "uksouth" })).code).toBe("MissingApiVersionParameter");
+    expect(armError(() => cloud.put(RG, "2019-01-01", { location: "uksouth" })).code).toBe("NoRegisteredProviderFound");
+    expect(armError(() => cloud.put(`${NET}/virtualNetworks/v1`, N, { location: "uksouth" }))).toMatchObject({ status: 404, code: "ResourceGroupNotFound" });
+    await put(cloud, RG, API_VERSIONS.resources, { location: "uksouth" });
+    expect(armError(() => cloud.put(`${NET}/virtualNetworks/v9/subnets/s0`, N, { properties: { addressPrefix: "198.18.0.0/24" } }))).toMatchObject({ status: 404, code: "ParentResourceNotFound" });
+    expect(armError(() => cloud.put(`${RG}/providers/Microsoft.Storage/storageAccounts/x`, "2023-01-01", {})).code).toBe("NoRegisteredProviderFound");
+    expect(armError(() => cloud.read(`${NET}/virtualNetworks/nope`))).toMatchObject({ status: 404, code: "ResourceNotFound" });
+  });
+
+  it("turns the specification check's issues into ARM's 400 with every issue as a detail", async () => {
+    const { cloud } = harness({ schema: validateArmBodyForArmType });
+    await put(cloud, RG, API_VERSIONS.resources, { location: "uksouth" });
+    const e = armError(() => cloud.put(`${NET}/publicIPAddresses/p1`, N, { location: "uksouth", properties: { publicIPAllocationMethod: "Sometimes", idleTimeoutInMinute: 4 } }));
+    expect(e.status).toBe(400);
+    expect(e.details.map((d) => d.target)).toEqual(expect.arrayContaining(["properties.publicIPAllocationMethod", "properties.idleTimeoutInMinute"]));
+    expect(cloud.all().map((r) => r.name)).toEqual(["rg1"]); // nothing stored
+  });
+
+  it("resolves references first: missing → InvalidResourceReference; still provisioning → ReferencedResourceNotProvisioned", async () => {
+    const { cloud } = harness({ delay: 40 });
+    await network(cloud);
+    expect(armError(() => cloud.put(`${NET}/networkInterfaces/n1`, N, nic("n1", "198.18.0.4", { publicIPAddress: { id: `${NET}/publicIPAddresses/nope` } }))).code).toBe("InvalidResourceReference");
+    cloud.put(`${NET}/publicIPAddresses/p2`, N, { location: "uksouth", sku: { name: "Standard" }, properties: { publicIPAllocationMethod: "Static" } });
+    const e = armError(() => cloud.put(`${NET}/networkInterfaces/n1`, N, nic("n1", "198.18.0.4", { publicIPAddress: { id: `${NET}/publicIPAddresses/p2` } })));
+    expect(e.code).toBe("ReferencedResourceNotProvisioned");
+    expect(e.message).toContain("Creating");
+    await cloud.idle();
+  });
+
+  it("plays one operation at a time per VNet: a second subnet waits (AnotherOperationInProgress), and a peering to a VNet whose subnet is being made fails", async () => {
+    const { cloud } = harness({ delay: 40 });
+    await put(cloud, RG, API_VERSIONS.resources, { location: "uksouth" });
+    await put(cloud, `${NET}/virtualNetworks/a`, N, { location: "uksouth", properties: { addressSpace: { addressPrefixes: ["198.18.0.0/20"] } } });
+    await put(cloud, `${NET}/virtualNetworks/b`, N, { location: "uksouth", properties: { addressSpace: { addressPrefixes: ["198.18.16.0/20"] } } });
+    cloud.put(`${NET}/virtualNetworks/b/subnets/s0`, N, { properties: { addressPrefix: "198.18.16.0/24" } });
+    expect(armError(() => cloud.put(`${NET}/virtualNetworks/b/subnets/s1`, N, { properties: { addressPrefix: "198.18.17.0/24" } }))).toMatchObject({ status: 409, code: "AnotherOperationInProgress" });
+    expect(cloud.read(`${NET}/virtualNetworks/b`)).toMatchObject({ properties: { provisioningState: "Updating" } });
+    expect(armError(() => cloud.put(`${NET}/virtualNetworks/a/virtualNetworkPeerings/to-b`, N, { properties: { remoteVirtualNetwork: { id: `${NET}/virtualNetworks/b` } } })).code).toBe("ReferencedResourceNotProvisioned");
+    await cloud.idle();
+    expect(cloud.read(`${NET}/virtualNetworks/b`)).toMatchObject({ properties: { provisioningState: "Succeeded" } });
+    // Serialised as latlab's program now does it: one peering, then the other.
+    await put(cloud, `${NET}/virtualNetworks/a/virtualNetworkPeerings/to-b`, N, { properties: { remoteVirtualNetwork: { id: `${NET}/virtualNetworks/b` } } });
+    expect(cloud.read(`${NET}/virtualNetworks/a/virtualNetworkPeerings/to-b`)).toMatchObject({ properties: { peeringState: "Initiated" } });
+    await put(cloud, `${NET}/virtualNetworks/b/virtualNetworkPeerings/to-a`, N, { properties: { remoteVirtualNetwork: { id: `${NET}/virtualNetworks/a` } } });
+    expect(cloud.read(`${NET}/virtualNetworks/a/virtualNetworkPeerings/to-b`)).toMatchObject({ properties: { peeringState: "Connected" } });
+    expect(cloud.read(`${NET}/virtualNetworks/b/virtualNetworkPeerings/to-a`)).toMatchObject({ properties: { peeringState: "Connected" } });
+  });
+
+  it("checks addresses as the network RP does: subnet inside its VNet, no overlap, a static address inside the subnet, not reserved, not taken; overlapping VNets cannot peer", async () => {
+    const { cloud } = harness();
+    await network(cloud);
+    expect(armError(() => cloud.put(`${NET}/virtualNetworks/v1/subnets/s9`, N, { properties: { addressPrefix: "198.18.99.0/24" } })).code).toBe("NetcfgSubnetRangeOutsideVnet");
+    expect(armError(() => cloud.put(`${NET}/virtualNetworks/v1/subnets/s9`, N, { properties: { addressPrefix: "198.18.0.128/25" } })).code).toBe("NetcfgSubnetRangesOverlap");
+    expect(armError(() => cloud.put(`${NET}/networkInterfaces/n1`, N, nic("n1", "198.18.1.4"))).code).toBe("PrivateIPAddressNotInSubnet");
+    expect(armError(() => cloud.put(`${NET}/networkInterfaces/n1`, N, nic("n1", "198.18.0.2"))).code).toBe("PrivateIPAddressIsReserved");
+    await put(cloud, `${NET}/networkInterfaces/n1`, N, nic("n1", "198.18.0.4"));
+    expect(armError(() => cloud.put(`${NET}/networkInterfaces/n2`, N, nic("n2", "198.18.0.4"))).code).toBe("PrivateIPAddressInUse");
+    expect(armError(() => cloud.put(`${NET}/virtualNetworks/v2`, N, { location: "uksouth", properties: { addressSpace: { addressPrefixes: ["10.10.0.0/16"] } } })).code).toBe("InvalidAddressPrefix");
+    await put(cloud, `${NET}/virtualNetworks/v3`, N, { location: "uksouth", properties: { addressSpace: { addressPrefixes: ["198.18.0.0/22"] } } });
+    expect(armError(() => cloud.put(`${NET}/virtualNetworks/v1/virtualNetworkPeerings/p`, N, { properties: { remoteVirtualNetwork: { id: `${NET}/virtualNetworks/v3` } } })).code).toBe("VnetAddressSpacesOverlap");
+    // A dynamic address is the first free one from .4 on.
+    await put(cloud, `${NET}/networkInterfaces/n3`, N, { location: "uksouth", properties: { ipConfigurations: [{ name: "c", properties: { subnet: { id: `${NET}/virtualNetworks/v1/subnets/s0` } } }] } });
+    expect(cloud.read(`${NET}/networkInterfaces/n3`)).toMatchObject({ properties: { ipConfigurations: [{ properties: { privateIPAddress: "198.18.0.5" } }] } });
+  });
+
+  it("applies the compute platform's rules: Accelerated Networking only on sizes with it, PPG zone, availability set without zones, NIC and VM in one region", async () => {
+    const { cloud } = harness();
+    await network(cloud);
+    await put(cloud, `${NET}/networkInterfaces/fast`, N, { ...nic("fast", "198.18.0.4"), properties: { ...nic("fast", "198.18.0.4").properties, enableAcceleratedNetworking: true } });
+    expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/b1`, C, vm("fast", {}, "Standard_B1s"))).code).toBe("VMSizeIsNotPermittedToEnableAcceleratedNetworking");
+    expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/big`, C, vm("fast", {}, "Standard_Z99")))).toMatchObject({ code: "InvalidParameter" });
+
+    await put(cloud, `${COMPUTE}/proximityPlacementGroups/ppg`, C, { location: "uksouth", zones: ["2"] });
+    expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/v`, C, vm("fast", { proximityPlacementGroup: { id: `${COMPUTE}/proximityPlacementGroups/ppg` } }))).message).toContain("pinned to zone 2");
+
+    await put(cloud, `${COMPUTE}/availabilitySets/as`, C, { location: "uksouth", sku: { name: "Aligned" }, properties: { platformFaultDomainCount: 2 } });
+    expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/v`, C, vm("fast", { availabilitySet: { id: `${COMPUTE}/availabilitySets/as` } }))).message).toContain("availability set and an availability zone");
+
+    expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/v`, C, { ...vm("fast"), location: "ukwest", zones: [] })).message).toContain("same location");
+    expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/v`, C, { ...vm("fast"), location: "ukwest" })).message).toContain("does not support availability zones");
+    const badPath = vm("fast");
+    (badPath.properties.osProfile.linuxConfiguration.ssh.publicKeys[0] as { path: string }).path = "/root/.ssh/authorized_keys";
+    expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/v`, C, badPath)).message).toContain("limited to its default value");
+  });
+
+  it("keeps a PPG in one zone: a second VM in another zone is refused", async () => {
+    const { cloud, started } = harness();
+    await network(cloud);
+    await put(cloud, `${COMPUTE}/proximityPlacementGroups/ppg`, C, { location: "uksouth" });
+    await put(cloud, `${NET}/networkInterfaces/a`, N, nic("a", "198.18.0.4"));
+    await put(cloud, `${NET}/networkInterfaces/b`, N, nic("b", "198.18.0.5"));
+    const ppg = { proximityPlacementGroup: { id: `${COMPUTE}/proximityPlacementGroups/ppg` } };
+    await put(cloud, `${COMPUTE}/virtualMachines/a`, C, vm("a", ppg));
+    expect(started).toEqual(["a"]);
+    expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/b`, C, { ...vm("b", ppg), zones: ["2"] })).message).toContain("members are in zone 1");
+  });
+
+  it("never returns customData on GET", async () => {
+    const { cloud } = harness();
+    await network(cloud);
+    await put(cloud, `${NET}/networkInterfaces/a`, N, nic("a", "198.18.0.4"));
+    await put(cloud, `${COMPUTE}/virtualMachines/a`, C, vm("a"));
+    const got = cloud.read(`${COMPUTE}/virtualMachines/a`) as { properties: { osProfile: Record<string, unknown>; vmId: string } };
+    expect(got.properties.osProfile).not.toHaveProperty("customData");
+    expect(got.properties.osProfile.adminUsername).toBe("latlab");
+    expect(got.properties.vmId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("the emulator's ARM: deletes", () => {
+  it("refuses to delete what is in use, takes a NIC along with its VM (deleteOption Delete), and answers 204 for what is gone", async () => {
+    const { cloud, stopped } = harness();
+    await network(cloud);
+    await put(cloud, `${NET}/networkInterfaces/a`, N, nic("a", "198.18.0.4", { publicIPAddress: { id: `${NET}/publicIPAddresses/p1` } }));
+    await put(cloud, `${COMPUTE}/virtualMachines/a`, C, vm("a"));
+    expect(armError(() => cloud.delete(`${NET}/virtualNetworks/v1/subnets/s0`, N)).code).toBe("InUseSubnetCannotBeDeleted");
+    expect(armError(() => cloud.delete(`${NET}/networkInterfaces/a`, N)).code).toBe("NicInUse");
+    expect(armError(() => cloud.delete(`${NET}/publicIPAddresses/p1`, N)).code).toBe("InUsePublicIpAddressCannotBeDeleted");
+    expect(armError(() => cloud.delete(`${NET}/networkSecurityGroups/g1`, N)).code).toBe("InUseNetworkSecurityGroupCannotBeDeleted");
+    expect(armError(() => cloud.delete(`${NET}/virtualNetworks/v1`, N)).code).toBe("InUseSubnetCannotBeDeleted");
+
+    const d = cloud.delete(`${COMPUTE}/virtualMachines/a`, C);
+    expect(d.status).toBe(202);
+    await cloud.idle();
+    expect(stopped).toEqual(["a"]);
+    expect(cloud.get(`${NET}/networkInterfaces/a`)).toBeUndefined();
+    expect(cloud.delete(`${NET}/networkInterfaces/a`, N)).toEqual({ status: 204 });
+    cloud.delete(`${NET}/virtualNetworks/v1/subnets/s0`, N);
+    await cloud.idle();
+    expect(cloud.get(`${NET}/virtualNetworks/v1/subnets/s0`)).toBeUndefined();
+  });
+
+  it("deletes a resource group with everything in it, users before what they use", async () => {
+    const { cloud, stopped } = harness();
+    await network(cloud);
+    await put(cloud, `${NET}/networkInterfaces/a`, N, nic("a", "198.18.0.4"));
+    await put(cloud, `${COMPUTE}/virtualMachines/a`, C, vm("a"));
+    cloud.delete(RG, API_VERSIONS.resources);
+    await cloud.idle();
+    expect(cloud.all()).toEqual([]);
+    expect(stopped).toEqual(["a"]);
+    const completions = cloud.log.filter((e) => e.method === "complete" && e.outcome === "Deleted").map((e) => e.name);
+    expect(completions.indexOf("a")).toBeLessThan(completions.indexOf("s0"));
+  });
+});
+
+describe("the emulator's ARM: faults on request", () => {
+  it("SkuNotAvailable and QuotaExceeded refuse the PUT (409); nothing is stored", async () => {
+    for (const code of ["SkuNotAvailable", "QuotaExceeded"] as const) {
+      const { cloud, started } = harness({ faults: [{ kind: "create-error", type: "Microsoft.Compute/virtualMachines", code }] });
+      await network(cloud);
+      await put(cloud, `${NET}/networkInterfaces/a`, N, nic("a", "198.18.0.4"));
+      expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/a`, C, vm("a")))).toMatchObject({ status: 409, code });
+      expect(cloud.get(`${COMPUTE}/virtualMachines/a`)).toBeUndefined();
+      expect(started).toEqual([]);
+      expect(cloud.faultReport()[0]!.fired).toBe(1);
+    }
+  });
+
+  it("AllocationFailed is accepted, then the operation fails and the VM stays in ARM as Failed (until deleted)", async () => {
+    const { cloud, started } = harness({ faults: [{ kind: "create-error", type: "Microsoft.Compute/virtualMachines", code: "AllocationFailed", name: "server" }] });
+    await network(cloud);
+    await put(cloud, `${NET}/networkInterfaces/a`, N, nic("a", "198.18.0.4"));
+    await put(cloud, `${NET}/networkInterfaces/b`, N, nic("b", "198.18.0.5"));
+    await put(cloud, `${COMPUTE}/virtualMachines/client`, C, vm("a"));
+    const r = await put(cloud, `${COMPUTE}/virtualMachines/server`, C, vm("b"));
+    expect(r.status).toBe(201);
+    expect(r.op).toMatchObject({ status: "Failed", error: { code: "AllocationFailed" } });
+    expect(cloud.read(`${COMPUTE}/virtualMachines/server`)).toMatchObject({ properties: { provisioningState: "Failed" } });
+    expect(started).toEqual(["client"]);
+  });
+
+  it("a delete conflict fires as often as asked, then the delete goes through", async () => {
+    const { cloud } = harness({ faults: [{ kind: "delete-conflict", type: "Microsoft.Network/networkSecurityGroups", times: 2 }] });
+    await network(cloud);
+    expect(armError(() => cloud.delete(`${NET}/networkSecurityGroups/g1`, N))).toMatchObject({ status: 409, code: "Conflict" });
+    expect(armError(() => cloud.delete(`${NET}/networkSecurityGroups/g1`, N)).code).toBe("Conflict");
+    expect(cloud.delete(`${NET}/networkSecurityGroups/g1`, N).status).toBe(202);
+    await cloud.idle();
+    expect(cloud.get(`${NET}/networkSecurityGroups/g1`)).toBeUndefined();
+  });
+});
+
+describe("the emulator's ARM: its record", () => {
+  it("logs every request and every completion, in order", async () => {
+    const { cloud } = harness();
+    await put(cloud, RG, API_VERSIONS.resources, { location: "uksouth" });
+    armError(() => cloud.put(`${NET}/virtualNetworks/v1`, N, { location: "uksouth", properties: { addressSpace: { addressPrefixes: [] } } }));
+    cloud.delete(RG, API_VERSIONS.resources);
+    await cloud.idle();
+    expect(cloud.log.map((e) => [e.method, e.name, e.outcome])).toEqual([
+      ["PUT", "rg1", "Accepted"],
+      ["complete", "rg1", "Succeeded"],
+      ["PUT", "v1", "InvalidAddressSpace"],
+      ["DELETE", "rg1", "Accepted"],
+      ["complete", "rg1", "Succeeded"],
+    ]);
+  });
+
+  it("resumes from a snapshot; what was in flight when the last emulator stopped is Failed", async () => {
+    const first = harness({ delay: 50 });
+    await put(first.cloud, RG, API_VERSIONS.resources, { location: "uksouth" });
+    first.cloud.put(`${NET}/virtualNetworks/v1`, N, { location: "uksouth", properties: { addressSpace: { addressPrefixes: ["198.18.0.0/20"] } } });
+    const snapshot = first.cloud.snapshot();
+    await first.cloud.idle();
+    const second = harness({ snapshot });
+    expect(second.cloud.read(RG)).toMatchObject({ properties: { provisioningState: "Succeeded" } });
+    expect(second.cloud.read(`${NET}/virtualNetworks/v1`)).toMatchObject({ properties: { provisioningState: "Failed" } });
+  });
+});
