@@ -49,6 +49,9 @@ export function planOptions(experiment: Experiment, target: string, duration?: P
   return seconds ? { duration: { seconds } } : {};
 }
 
+/** Measurement time per tool run of a rehearsal without --duration. */
+export const REHEARSAL_SECONDS = 1;
+
 function parsePositive(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a positive number, got "${value}"`);
@@ -128,6 +131,8 @@ export async function main(argv: string[]): Promise<number> {
       const factory = findTarget(opts.target);
       if (!factory) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
       const { experiment, file } = await loadExperiment(ref);
+      // A rehearsal checks the run, not the network: seconds per tool run, not the hours an Azure run may measure for.
+      if (opts.rehearse && !opts.duration) opts.duration = { seconds: REHEARSAL_SECONDS };
       const plan = buildPlan(experiment, planOptions(experiment, opts.target, opts.duration));
       const runId = newRunId();
       const runDir = resolve(opts.out ?? `results/${runId}`);

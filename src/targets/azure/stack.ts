@@ -97,7 +97,8 @@ export function summarizeCommandError(error: unknown, maxLines = 15): string {
   const m = /\n stdout: ([\s\S]*?)\n stderr: ([\s\S]*?)\n err\?: ([\s\S]*)$/.exec(message);
   if (!m) return message.trim();
   const [, stdout = "", stderr = "", err = ""] = m;
-  const diagnosed = diagnosticErrors(stdout);
+  // With output streamed, the Automation API puts the whole output after "Command failed…" in stderr.
+  const diagnosed = diagnosticErrors(`${stdout}\n${stderr}`);
   if (diagnosed.length) return diagnosed.join("\n");
   const pick = stderr.trim() || err.trim() || stdout.trim();
   const lines = pick.split("\n").map((l) => l.trimEnd()).filter((l) => l.trim().length > 0);

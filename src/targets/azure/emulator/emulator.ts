@@ -50,6 +50,8 @@ export interface RunningEmulator {
   runnerAddress: string;
   /** Where VNets may live in this emulator. */
   addressSpace: string;
+  /** Every namespace this emulator creates starts with this. */
+  namespacePrefix: string;
   cloud: Cloud;
   /** Environment for the Pulumi CLI: the plugin first on PATH, the socket. */
   env(base?: NodeJS.ProcessEnv): Record<string, string>;
@@ -139,6 +141,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     subscription,
     runnerAddress: fabric.runnerAddress,
     addressSpace: ALLOWED_VNET_SPACE,
+    namespacePrefix: `az${shortOf(home)}-`,
     cloud,
     env(base = process.env) {
       return { PATH: [PLUGIN_BIN_DIR.replace(/\/$/, ""), base.PATH ?? ""].filter(Boolean).join(delimiter), [EMULATOR_SOCKET_ENV]: socketPath };

@@ -36,7 +36,13 @@ export async function startRehearsal(runDir: string, log: (message: string) => v
     addressSpace: emulator.addressSpace,
     env: emulator.env(),
     readyTimeoutSeconds: ready,
-    facts: { emulatorSubscription: emulator.subscription, emulatorRunnerAddress: emulator.runnerAddress, vnetAddressSpace: emulator.addressSpace },
+    facts: {
+      emulatorSubscription: emulator.subscription,
+      emulatorRunnerAddress: emulator.runnerAddress,
+      emulatorHome: emulator.home,
+      emulatorNamespaces: `${emulator.namespacePrefix}*`,
+      vnetAddressSpace: emulator.addressSpace,
+    },
     async stop() {
       const kept = join(runDir, "azure-emulator");
       const source = join(emulator.home, "operations.jsonl");

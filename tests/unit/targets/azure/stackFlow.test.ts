@@ -519,6 +519,15 @@ describe("pure helpers", () => {
     for (const p of [plan, bigger, much]) expect(checkTtl(p, recommendedExpiresAt(p, t0), t0)).toEqual([]);
   });
 
+  it("summarizeCommandError gives the failed resources' errors from Pulumi's diagnostics (a real captured CommandError)", () => {
+    const message = readFileSync(join(import.meta.dirname, "../../../fixtures/pulumi/destroy-conflict.commanderror.txt"), "utf8");
+    const summary = summarizeCommandError(new Error(message));
+    expect(summary.split("\n")).toHaveLength(1);
+    expect(summary).toMatch(/^azure-native:network:NetworkSecurityGroup latlab-\S+-nsg: deleting \/subscriptions\/\S+: Status=409 Code="Conflict"/);
+    expect(summary).not.toContain("update failed");
+    expect(summary).not.toContain("warning:");
+  });
+
   it("summarizeCommandError keeps stderr's tail and the exit code", () => {
     const e = new Error("code: 255\n stdout: lots\nof\nstdout\n stderr: warning: x\nerror: the reason\n err?: ");
     expect(summarizeCommandError(e)).toBe("warning: x\nerror: the reason (exit code 255)");

@@ -1,0 +1,188 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { OperationLogEntry } from "../../src/targets/azure/emulator/arm/cloud.ts";
+import { ResultsSchema, type Results } from "../../src/results/schema.ts";
+import { pulumiBinDir } from "./pulumiCli.ts";
+
+/**
+ * `latlab run <experiment> --target azure --rehearse` as a user runs it: the real Pulumi CLI
+ * and engine, latlab's program, the emulator's provider plugin and ARM, VMs as hosts, the
+ * runner over SSH, results, destroy. Every experiment in experiments/, then each fault the
+ * emulator can inject. Needs root (namespaces) and the Pulumi CLI (.ci/run builds it).
+ */
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const BIN = join(ROOT, "bin/latlab.js");
+const PULUMI = pulumiBinDir();
+const work = mkdtempSync(join(tmpdir(), "latlab-rehearsal-test-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  dir: string;
+  results: Results;
+  ops: OperationLogEntry[];
+}
+
+async function rehearse(experiment: string, args: string[] = [], env: Record<string, string> = {}): Promise<Run> {
+  const dir = join(work, `${experiment}-${Math.random().toString(36).slice(2, 8)}`);
+  const child = spawn(process.execPath, [BIN, "run", experiment, "--target", "azure", "--rehearse", "--out", dir, ...args], {
+    cwd: ROOT,
+    // Not CI's quiet mode: some tests read the progress log (--quiet where they want quiet).
+    env: { ...process.env, PATH: `${PULUMI}:${process.env.PATH ?? ""}`, CI: "false", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((r) => child.on("close", r));
+  const resultsFile = join(dir, "results.json");
+  if (!existsSync(resultsFile)) throw new Error(`no results.json (exit ${code}):\n${stdout}\n${stderr}`);
+  const results = ResultsSchema.parse(JSON.parse(readFileSync(resultsFile, "utf8")));
+  const opsFile = join(dir, "azure-emulator", "operations.jsonl");
+  const ops = existsSync(opsFile) ? readFileSync(opsFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as OperationLogEntry) : [];
+  return { code, stdout, stderr, dir, results, ops };
+}
+
+/** What a rehearsal may leave on the machine: nothing (of its own emulator: other tests may run beside it). */
+function leftovers(run: Run): string[] {
+  const out: string[] = [];
+  const facts = run.results.environment.facts;
+  const prefix = facts.emulatorNamespaces?.replace(/\*$/, "");
+  const home = facts.emulatorHome;
+  if (!prefix || !home) return ["the results do not say which emulator ran (facts.emulatorNamespaces, facts.emulatorHome)"];
+  const ns = spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.startsWith(prefix));
+  out.push(...ns.map((n) => `namespace ${n}`));
+  if (existsSync(home)) out.push(`folder ${home}`);
+  const ps = spawnSync("ps", ["-eo", "pid,args"], { encoding: "utf8" }).stdout.split("\n");
+  out.push(...ps.filter((l) => l.includes(home) || l.includes(run.dir)).map((l) => `process ${l.trim()}`));
+  const locks = join(run.dir, ".pulumi", "locks");
+  if (existsSync(locks)) {
+    const files = spawnSync("find", [locks, "-type", "f"], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
+    out.push(...files.map((f) => `Pulumi lock ${f}`));
+  }
+  return out;
+}
+
+/** Every resource created (a first PUT accepted) was deleted afterwards, by DELETE or along with its group/VM. */
+function undeleted(ops: OperationLogEntry[]): string[] {
+  const created = new Set(ops.filter((o) => o.method === "PUT" && (o.status === 201 || o.status === 200)).map((o) => o.id.toLowerCase()));
+  const deleted = new Set(ops.filter((o) => (o.method === "complete" && o.outcome === "Deleted") || (o.method === "DELETE" && (o.status === 202 || o.status === 204))).map((o) => o.id.toLowerCase()));
+  return [...created].filter((id) => !deleted.has(id));
+}
+
+const failures = (ops: OperationLogEntry[]) => ops.filter((o) => o.status >= 400 && o.method !== "complete");
+const count = (text: string, needle: string) => text.split(needle).length - 1;
+
+describe("rehearsal of every experiment through the real Pulumi engine", () => {
+  const experiments = readdirSync(join(ROOT, "experiments"))
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => f.replace(/\.ts$/, ""));
+
+  it("covers every experiment in experiments/", () => {
+    expect(experiments.length).toBeGreaterThanOrEqual(5);
+  });
+
+  for (const experiment of experiments) {
+    it(`${experiment}: deploys, measures every cell, destroys, leaves nothing`, async () => {
+      const run = await rehearse(experiment);
+      expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+      expect(run.results.status).toBe("complete");
+      expect(run.results.measurements.every((m) => m.status === "ok")).toBe(true);
+      expect(run.results.teardown).toMatchObject({ status: "ok", errors: [] });
+      expect(run.stdout).toContain("teardown: ok");
+      // The run says what it was: a rehearsal, driven by which Pulumi CLI.
+      expect(run.results.environment.facts.target).toContain("rehearsal");
+      expect(run.results.environment.facts.pulumiCli).toMatch(/^\d+\.\d+\.\d+/);
+      expect(run.results.environment.shaping.note).toMatch(/^rehearsal:/);
+      // Hosts answered the probe from IMDS: the region and zone ARM was asked for.
+      for (const v of run.results.variants) for (const h of v.hosts) expect(h.actual).toMatchObject({ region: h.region, zone: h.zone });
+
+      // ARM saw the run start with its group and end with the group's deletion, refused nothing, and kept nothing.
+      expect(run.ops[0]).toMatchObject({ method: "PUT", type: "Microsoft.Resources/resourceGroups" });
+      expect(run.ops.filter((o) => o.method === "DELETE").at(-1)).toMatchObject({ type: "Microsoft.Resources/resourceGroups" });
+      expect(failures(run.ops)).toEqual([]);
+      expect(undeleted(run.ops)).toEqual([]);
+      const vms = run.ops.filter((o) => o.method === "PUT" && o.type === "Microsoft.Compute/virtualMachines").length;
+      expect(vms).toBe(run.results.variants.reduce((n, v) => n + v.hosts.length, 0));
+      expect(leftovers(run)).toEqual([]);
+    }, 900_000);
+  }
+
+  it("zone-region-baseline: peerings are made after both VNets' subnets, one at a time (what ARM requires)", async () => {
+    const run = await rehearse("zone-region-baseline");
+    expect(run.code).toBe(0);
+    const at = (pred: (o: OperationLogEntry) => boolean) => run.ops.findIndex(pred);
+    const peerPuts = run.ops.map((o, i) => ({ o, i })).filter(({ o }) => o.method === "PUT" && o.type.endsWith("virtualNetworkPeerings"));
+    expect(peerPuts).toHaveLength(2);
+    const lastSubnetDone = Math.max(...run.ops.map((o, i) => (o.method === "complete" && o.type.endsWith("/subnets") && o.outcome === "Succeeded" ? i : -1)));
+    expect(peerPuts[0]!.i).toBeGreaterThan(lastSubnetDone);
+    const firstPeeringDone = at((o) => o.method === "complete" && o.type.endsWith("virtualNetworkPeerings") && o.outcome === "Succeeded");
+    expect(peerPuts[1]!.i).toBeGreaterThan(firstPeeringDone);
+  }, 900_000);
+});
+
+describe("rehearsal with faults injected: one clear error, results on disk, nothing left", () => {
+  for (const code of ["AllocationFailed", "SkuNotAvailable", "QuotaExceeded"] as const) {
+    it(`${code} on one VM: the deploy fails once, loudly, and everything created is destroyed`, async () => {
+      const faults = [{ kind: "create-error", type: "Microsoft.Compute/virtualMachines", name: "d1-server", code }];
+      const run = await rehearse("ppg-vs-zone", ["--quiet"], { LATLAB_EMULATOR_FAULTS: JSON.stringify(faults) });
+      expect(run.code).toBe(1);
+      expect(run.results.status).toBe("failed");
+      expect(run.results.error).toContain(code);
+      // Said once: in the final report, not once per cell.
+      expect(count(run.stdout + run.stderr, `Code="${code}"`)).toBe(1);
+      expect(count(run.stdout, "run failed:")).toBe(1);
+      expect(run.results.teardown).toMatchObject({ status: "ok" });
+      expect(undeleted(run.ops)).toEqual([]);
+      expect(leftovers(run)).toEqual([]);
+    }, 600_000);
+  }
+
+  it("a delete refused once with 409 Conflict: the destroy is tried again and the run ends clean", async () => {
+    const faults = [{ kind: "delete-conflict", type: "Microsoft.Network/networkSecurityGroups", times: 1 }];
+    const run = await rehearse("ppg-vs-zone", [], { LATLAB_EMULATOR_FAULTS: JSON.stringify(faults) });
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.results.status).toBe("complete");
+    expect(run.results.teardown.status).toBe("ok");
+    expect(run.stderr).toMatch(/destroy attempt 1 of 3 failed .*Conflict/);
+    expect(run.ops.filter((o) => o.method === "DELETE" && o.outcome === "Conflict")).toHaveLength(1);
+    expect(undeleted(run.ops)).toEqual([]);
+    expect(leftovers(run)).toEqual([]);
+  }, 600_000);
+
+  it("a delete that keeps failing: teardown fails with one report naming the leak, the measured results are kept, the emulator still cleans the machine", async () => {
+    const faults = [{ kind: "delete-conflict", type: "Microsoft.Network/networkSecurityGroups", name: "d0-server" }];
+    const run = await rehearse("ppg-vs-zone", ["--quiet"], { LATLAB_EMULATOR_FAULTS: JSON.stringify(faults) });
+    expect(run.code).toBe(1);
+    expect(run.results.measurements.every((m) => m.status === "ok")).toBe(true);
+    expect(run.results.teardown.status).toBe("failed");
+    const report = run.results.teardown.errors.join("\n");
+    expect(report).toContain("failed 3 times");
+    expect(report).toContain("leaked");
+    expect(report).toMatch(/still in the emulator's ARM after the destroy .*d0-server-nsg/);
+    expect(count(run.stdout, "teardown: failed")).toBe(1);
+    expect(leftovers(run)).toEqual([]);
+  }, 600_000);
+
+  it("a VM that never gets ready: its deployment's cells fail naming the host, the other deployment is measured, exit 2", async () => {
+    const faults = [{ kind: "vm-never-ready", name: "d1-server" }];
+    const run = await rehearse("ppg-vs-zone", ["--quiet"], { LATLAB_EMULATOR_FAULTS: JSON.stringify(faults), LATLAB_EMULATOR_READY_TIMEOUT: "8" });
+    expect(run.code).toBe(2);
+    expect(run.results.status).toBe("partial");
+    const d0 = run.results.measurements.filter((m) => m.variant.startsWith("ppg=false"));
+    const d1 = run.results.measurements.filter((m) => m.variant.startsWith("ppg=true"));
+    expect(d0.length).toBeGreaterThan(0);
+    expect(d0.every((m) => m.status === "ok")).toBe(true);
+    expect(d1.every((m) => m.status === "failed" && /server: not ready after 8 s/.test(m.error ?? ""))).toBe(true);
+    expect(existsSync(join(run.dir, d0[0]!.samplesFile!))).toBe(true);
+    expect(run.results.teardown.status).toBe("ok");
+    expect(leftovers(run)).toEqual([]);
+  }, 600_000);
+});
