@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { OperationLogEntry } from "../../src/targets/azure/emulator/arm/cloud.ts";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
+import { emulatorNamespacePrefix } from "../../src/targets/azure/emulator/emulator.ts";
 import { pulumiBinDir } from "./pulumiCli.ts";
 
 /**
@@ -185,4 +186,39 @@ describe("rehearsal with faults injected: one clear error, results on disk, noth
     expect(run.results.teardown.status).toBe("ok");
     expect(leftovers(run)).toEqual([]);
   }, 600_000);
+
+  it("the runner killed in the middle of `up` (a stale Pulumi lock, live VMs): `latlab destroy` clears the lock, resumes the emulator, and leaves nothing", async () => {
+    const dir = join(work, "killed");
+    const faults = [{ kind: "kill-runner", type: "Microsoft.Compute/virtualMachines", name: "d1-server" }];
+    const env = { ...process.env, PATH: `${PULUMI}:${process.env.PATH ?? ""}`, CI: "false", LATLAB_EMULATOR_FAULTS: JSON.stringify(faults) };
+    // Its own process group: the fault kills the group of the runner, not this test.
+    const child = spawn(process.execPath, [BIN, "run", "ppg-vs-zone", "--target", "azure", "--rehearse", "--out", dir], { cwd: ROOT, env, stdio: "ignore", detached: true });
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on("close", (c, s) => r([c, s])));
+    expect(signal).toBe("SIGKILL");
+    expect(code).toBeNull();
+
+    const state = JSON.parse(readFileSync(join(dir, ".azure", "state.json"), "utf8")) as { status: string; rehearsal?: { emulatorHome: string } };
+    expect(state.status).toBe("deploying");
+    const home = state.rehearsal!.emulatorHome;
+    const prefix = emulatorNamespacePrefix(home);
+    const namespaces = () => spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.startsWith(prefix));
+    const locks = () => (existsSync(join(dir, ".pulumi", "locks")) ? spawnSync("find", [join(dir, ".pulumi", "locks"), "-type", "f"], { encoding: "utf8" }).stdout.split("\n").filter(Boolean) : []);
+    // What a crash leaves: Pulumi's lock (a .json, with the blob store's .attrs beside it), the emulator's state, running VMs.
+    expect(locks().filter((f) => f.endsWith(".json"))).toHaveLength(1);
+    expect(existsSync(join(home, "state.json"))).toBe(true);
+    expect(namespaces().some((n) => n.includes("-vm"))).toBe(true);
+
+    const destroy = spawnSync(process.execPath, [BIN, "destroy", dir], { cwd: ROOT, env: { ...env, LATLAB_EMULATOR_FAULTS: "" }, encoding: "utf8", timeout: 600_000 });
+    expect(destroy.status, `${destroy.stdout}\n${destroy.stderr}`).toBe(0);
+    expect(destroy.stdout).toContain("teardown: ok");
+    expect(destroy.stderr).toMatch(/removed a stale Pulumi lock .* is gone/);
+    expect(locks()).toEqual([]);
+    expect(namespaces()).toEqual([]);
+    expect(existsSync(home)).toBe(false);
+    const ps = spawnSync("ps", ["-eo", "pid,args"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes(home));
+    expect(ps).toEqual([]);
+    expect(JSON.parse(readFileSync(join(dir, ".azure", "state.json"), "utf8"))).toMatchObject({ status: "destroyed" });
+    const ops = readFileSync(join(dir, "azure-emulator", "operations.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as OperationLogEntry);
+    expect(undeleted(ops)).toEqual([]);
+  }, 900_000);
 });

@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import type { Plan } from "../../plan/types.ts";
 import type { ShapingStatus, TeardownReport } from "../../results/schema.ts";
 import type { Environment, HostEndpoint, Target, TargetContext } from "../target.ts";
+import type { RunGroups } from "./destroyRun.ts";
 import {
   createPassphrase,
   destroyCommand,
@@ -25,6 +26,8 @@ export type ProgramFactory = (plan: Plan, settings: AzureSettings) => PulumiProg
  * before anything else, stopped at down() after the destroy.
  */
 export interface Rehearsal {
+  /** The emulator's folder: its ARM state survives a crash there, for `latlab destroy` to resume. */
+  emulatorHome: string;
   /** The runner's address as the emulated VMs see it: what `--ssh-from` would be. */
   sshFrom: string;
   /** The VNet address space the emulator hosts. */
@@ -34,6 +37,8 @@ export interface Rehearsal {
   /** How long a host may take to be ready (cloud-init done); emulated VMs boot in seconds. */
   readyTimeoutSeconds: number;
   facts: Record<string, string>;
+  /** Deletes a resource group through the emulator's ARM (latlab destroy's fallback); resolves when it is gone. */
+  groups: RunGroups;
   /** Stops the emulator. Anything still in its ARM state (what a destroy missed) is an error, and is removed. */
   stop(): Promise<{ errors: string[]; removed: string[] }>;
 }
@@ -308,6 +313,7 @@ export class AzureTarget implements Target {
       expiresAt: expiresAt.toISOString(),
       status: "deploying",
       updatedAt: now().toISOString(),
+      ...(s.rehearsal ? { rehearsal: { emulatorHome: s.rehearsal.emulatorHome } } : {}),
     };
     await writeRunState(s.runDir, s.state);
 

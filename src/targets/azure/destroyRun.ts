@@ -5,7 +5,10 @@ import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import type { TeardownReport } from "../../results/schema.ts";
 import { azureDir, removeRunKeys } from "./keys.ts";
+import type { Rehearsal } from "./azureTarget.ts";
 import { PROJECT_NAME, summarizeCommandError, type StackFactory } from "./stack.ts";
+import { namePrefix } from "./types.ts";
+import { removeStaleLocks } from "./staleLocks.ts";
 
 /**
  * `<runDir>/.azure/state.json`: what `latlab destroy <runId>` needs to finish a teardown
@@ -26,6 +29,8 @@ export const AzureRunStateSchema = z.object({
   status: z.enum(["deploying", "up", "destroyed", "stack-left", "leaked", "not-deployed"]),
   lastError: z.string().optional(),
   updatedAt: z.string(),
+  /** A rehearsal: its emulator's folder (ARM state, VMs), which `latlab destroy` resumes. */
+  rehearsal: z.object({ emulatorHome: z.string() }).optional(),
 });
 export type AzureRunState = z.infer<typeof AzureRunStateSchema>;
 
@@ -86,7 +91,41 @@ export function findRunDir(runIdOrDir: string, resultsRoot: string): string | un
   return undefined;
 }
 
+/**
+ * A run's resource group as ARM has it: what `latlab destroy` falls back on when Pulumi's
+ * destroy fails because ARM holds resources Pulumi's state does not (a run killed in the
+ * middle of `up`: VMs being created are in Azure, not in the state, and keep the NICs and
+ * subnets Pulumi tries to delete "in use").
+ */
+export interface RunGroups {
+  /** The group's tags, or undefined when ARM has no such group. */
+  tags(name: string): Promise<Record<string, string> | undefined>;
+  /** Deletes the group and everything in it; resolves when it is gone. */
+  delete(name: string): Promise<void>;
+}
+
+/** RunGroups over Azure itself (credentials as for `latlab sweep`). */
+async function azureRunGroups(): Promise<RunGroups> {
+  const { createAzureResourceGroupsClient, LATLAB_FILTER } = await import("./sweeper.ts");
+  const client = await createAzureResourceGroupsClient();
+  return {
+    async tags(name) {
+      for await (const g of client.list(LATLAB_FILTER)) if (g.name.toLowerCase() === name.toLowerCase()) return g.tags ?? {};
+      return undefined;
+    },
+    delete: (name) => client.beginDeleteAndWait(name),
+  };
+}
+
+/** Loaded only for a rehearsal's run: a real one never starts the emulator. */
+const resumeRehearsalLazily: NonNullable<DestroyRunOptions["resumeRehearsal"]> = async (home, runDir, log) =>
+  (await import("./emulator/rehearsal.ts")).resumeRehearsal(home, runDir, log);
+
 export interface DestroyRunOptions {
+  /** The run's resource groups in ARM, for the fallback (default: Azure's, or the rehearsal's emulator). */
+  runGroups?: () => Promise<RunGroups>;
+  /** Resumes a rehearsal's emulator (default: emulator/rehearsal.ts's; tests pass a fake). */
+  resumeRehearsal?: (home: string, runDir: string, log: (message: string) => void) => Promise<Rehearsal>;
   /** Folder run folders are in (default "results"). */
   resultsRoot?: string;
   stackFactory: StackFactory;
@@ -125,7 +164,15 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
   const removed: string[] = [];
   const lines = lineBuffer((l) => log(`azure: ${l}`));
   let destroyed = false;
+  let rehearsal: Rehearsal | undefined;
   try {
+    // A run killed in the middle of an operation leaves Pulumi's lock behind: only a dead owner's lock goes.
+    const locks = await removeStaleLocks(state.backendUrl, state.stackName);
+    for (const l of locks.removed) {
+      log(`azure: removed a stale Pulumi lock of stack ${state.stackName} (pid ${l.pid} on ${l.hostname} is gone): ${l.path}`);
+      removed.push(`stale Pulumi lock ${l.path}`);
+    }
+    if (state.rehearsal) rehearsal = await (options.resumeRehearsal ?? resumeRehearsalLazily)(state.rehearsal.emulatorHome, runDir, log);
     const passphrase = await readPassphrase(runDir, state, env);
     const driver = await options.stackFactory.open({
       runId: state.runId,
@@ -134,15 +181,34 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
       backendUrl: state.backendUrl,
       passphrase,
       config: {},
+      ...(rehearsal ? { env: rehearsal.env } : {}),
     });
     log(`azure: destroying stack ${state.stackName} (backend ${state.backendUrl})…`);
+    const group = state.resourceGroup ?? namePrefix(state.runId);
     try {
       await driver.destroy({ onOutput: lines.push });
-      destroyed = true;
-      removed.push(`Azure resources of stack ${state.stackName}${state.resourceGroup ? ` (resource group ${state.resourceGroup})` : ""}`);
+    } catch (e) {
+      lines.flush();
+      // Resources Pulumi never recorded may hold the ones it knows "in use": delete the run's
+      // group through ARM (only if its tags say it is this run's), then destroy again — the
+      // deletes of what is already gone succeed.
+      const why = summarizeCommandError(e).split("\n")[0];
+      log(`azure: pulumi destroy failed (${why}); deleting the run's resource group ${group} through ARM, then destroying again`);
+      const groups = await (options.runGroups ?? (async () => (rehearsal ? rehearsal.groups : azureRunGroups())))();
+      const tags = await groups.tags(group);
+      if (tags !== undefined) {
+        const owner = Object.entries(tags).find(([k]) => k.toLowerCase() === "owner")?.[1];
+        const run = Object.entries(tags).find(([k]) => k.toLowerCase() === "runid")?.[1];
+        if (owner !== "latlab" || run !== state.runId) throw new Error(`resource group ${group} is not tagged owner=latlab, runId=${state.runId}: not deleting it; ${why}`, { cause: e });
+        await groups.delete(group);
+        removed.push(`resource group ${group} (deleted through ARM)`);
+      }
+      await driver.destroy({ onOutput: lines.push });
     } finally {
       lines.flush();
     }
+    destroyed = true;
+    removed.push(`Azure resources of stack ${state.stackName}${state.resourceGroup ? ` (resource group ${state.resourceGroup})` : ""}`);
     try {
       await driver.remove();
       removed.push(`Pulumi stack ${state.stackName}`);
@@ -151,6 +217,12 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
     }
   } catch (e) {
     errors.push(`destroy of stack ${state.stackName} failed: ${summarizeCommandError(e)}`);
+  }
+  if (rehearsal) {
+    // The emulator goes last; whatever its ARM still holds is listed (and removed).
+    const stopped = await rehearsal.stop().catch((e: Error) => ({ errors: [`stopping the emulator: ${e.message}`], removed: [] as string[] }));
+    errors.push(...stopped.errors);
+    removed.push(...stopped.removed);
   }
   if (!destroyed) errors.push(leakedMessage(state, cmd));
   else if (errors.length === 0) for (const p of await removeRunKeys(runDir)) removed.push(`key file ${p}`);

@@ -9,7 +9,7 @@ import type { Plan } from "../../plan/types.ts";
 import { sizeCapability, ubuntuSkuFor, UBUNTU_2404 } from "./capabilities.ts";
 import { customData } from "./cloudInit.ts";
 import { addressPlan, inboundRules, type InboundRule } from "./network.ts";
-import type { AzureHostOutput, AzureSettings } from "./types.ts";
+import { namePrefix, type AzureHostOutput, type AzureSettings } from "./types.ts";
 import { assertAzureRun } from "./validateAzure.ts";
 
 /** What the program returns: the stack outputs (AzureOutputsSchema once resolved). */
@@ -18,8 +18,7 @@ export interface AzureProgramOutputs {
   hosts: pulumi.Output<AzureHostOutput[]>;
 }
 
-/** Every Azure name of a run starts with this; the resource group is called exactly this. */
-export const namePrefix = (runId: string) => `latlab-${runId}`;
+export { namePrefix };
 
 /** Tags on the resource group and on every taggable resource: the sweeper reads owner + expiresAt. */
 export function runTags(settings: AzureSettings): Record<string, string> {

@@ -44,5 +44,8 @@ export const AzureOutputsSchema = z.object({
 });
 export type AzureOutputs = z.infer<typeof AzureOutputsSchema>;
 
+/** Every Azure name of a run starts with this; the resource group is called exactly this. */
+export const namePrefix = (runId: string) => `latlab-${runId}`;
+
 /** Azure-safe, unique-per-deployment host name: `d<deployment index>-<role>`. */
 export const hostName = (deploymentIndex: number, role: string) => `d${deploymentIndex}-${role}`;

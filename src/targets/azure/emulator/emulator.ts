@@ -64,6 +64,8 @@ export interface RunningEmulator {
 }
 
 const shortOf = (home: string) => createHash("sha256").update(home).digest("hex").slice(0, 5);
+/** Every namespace of the emulator living in `home` starts with this. */
+export const emulatorNamespacePrefix = (home: string) => `az${shortOf(home)}-`;
 
 /** A GUID-shaped subscription id, stable for a home folder. */
 function subscriptionFor(home: string): string {
@@ -122,6 +124,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       }
     },
     onLog: (entry) => appendFileSync(logPath, `${JSON.stringify(entry)}\n`),
+    onKillRunner: (reason) => {
+      appendFileSync(join(home, "killed-runner.txt"), `${new Date().toISOString()} ${reason}\n`);
+      // Signal 0's process group: this process (the runner) and the Pulumi CLI and plugin it started.
+      process.kill(0, "SIGKILL");
+    },
     onPersist: (s) => writeFileSync(statePath, `${JSON.stringify(s)}\n`),
   });
   if (snapshot) await fabric.sync(cloud);
@@ -141,7 +148,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     subscription,
     runnerAddress: fabric.runnerAddress,
     addressSpace: ALLOWED_VNET_SPACE,
-    namespacePrefix: `az${shortOf(home)}-`,
+    namespacePrefix: emulatorNamespacePrefix(home),
     cloud,
     env(base = process.env) {
       return { PATH: [PLUGIN_BIN_DIR.replace(/\/$/, ""), base.PATH ?? ""].filter(Boolean).join(delimiter), [EMULATOR_SOCKET_ENV]: socketPath };

@@ -1,10 +1,12 @@
-import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
+import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Rehearsal } from "../azureTarget.ts";
 import { parseFaults } from "./arm/faults.ts";
-import { startEmulator } from "./emulator.ts";
+import { API_VERSIONS } from "./arm/typeRules.ts";
+import { ArmClient } from "./provider/armClient.ts";
+import { startEmulator, type RunningEmulator } from "./emulator.ts";
 
 /** Faults for a rehearsal from the command line (tests, or a user checking latlab's handling): JSON, see arm/faults.ts. */
 export const FAULTS_ENV = "LATLAB_EMULATOR_FAULTS";
@@ -15,8 +17,10 @@ export const READY_TIMEOUT_ENV = "LATLAB_EMULATOR_READY_TIMEOUT";
 const DEFAULT_READY_TIMEOUT_S = 120;
 
 /**
- * `latlab run … --target azure --rehearse`: an emulator for this run. The ARM operations it
- * served are kept in the run folder (azure-emulator/operations.jsonl) after it stops.
+ * `latlab run … --target azure --rehearse`: an emulator for this run, in a folder of its own
+ * under the system's temp dir (the ARM socket lives there, and Unix socket paths are limited to
+ * 107 bytes). Its state survives a crash there; the run's `.azure/state.json` names the folder,
+ * and `latlab destroy` resumes it (resumeRehearsal).
  */
 export async function startRehearsal(runDir: string, log: (message: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<Rehearsal> {
   const faults = env[FAULTS_ENV] ? parseFaults(env[FAULTS_ENV]!, FAULTS_ENV) : [];
@@ -24,18 +28,37 @@ export async function startRehearsal(runDir: string, log: (message: string) => v
   if (delay !== undefined && !(delay >= 0)) throw new Error(`${DELAY_ENV}: expected milliseconds, got "${env[DELAY_ENV]}"`);
   const ready = env[READY_TIMEOUT_ENV] !== undefined ? Number(env[READY_TIMEOUT_ENV]) : DEFAULT_READY_TIMEOUT_S;
   if (!(ready > 0)) throw new Error(`${READY_TIMEOUT_ENV}: expected seconds, got "${env[READY_TIMEOUT_ENV]}"`);
-  // A short path: the ARM socket lives here (Unix socket paths are limited to 107 bytes).
   const home = await mkdtemp(join(tmpdir(), "latlab-azemu-"));
   const emulator = await startEmulator({ home, log, faults, ...(delay !== undefined ? { delays: { default: delay } } : {}) }).catch(async (e: unknown) => {
     await rm(home, { recursive: true, force: true });
     throw e;
   });
   if (faults.length) log(`emulator: injecting faults: ${JSON.stringify(faults)}`);
+  return rehearsalOf(emulator, runDir, ready);
+}
+
+/** The emulator of a rehearsal that did not finish (the runner crashed): its ARM state and VMs as they were. */
+export async function resumeRehearsal(home: string, runDir: string, log: (message: string) => void): Promise<Rehearsal> {
+  if (!existsSync(join(home, "state.json"))) throw new Error(`the rehearsal's emulator folder ${home} has no state.json: nothing to resume (was it removed?)`);
+  log(`emulator: resuming the rehearsal's emulator from ${home}`);
+  return rehearsalOf(await startEmulator({ home, log }), runDir, DEFAULT_READY_TIMEOUT_S);
+}
+
+function rehearsalOf(emulator: RunningEmulator, runDir: string, readyTimeoutSeconds: number): Rehearsal {
+  const client = new ArmClient(emulator.socketPath);
   return {
+    emulatorHome: emulator.home,
     sshFrom: `${emulator.runnerAddress}/32`,
     addressSpace: emulator.addressSpace,
     env: emulator.env(),
-    readyTimeoutSeconds: ready,
+    readyTimeoutSeconds,
+    groups: {
+      async tags(name) {
+        const g = await client.get(`/subscriptions/${emulator.subscription}/resourceGroups/${name}`, API_VERSIONS.resources);
+        return g ? ((g.tags as Record<string, string> | undefined) ?? {}) : undefined;
+      },
+      delete: (name) => client.delete(`/subscriptions/${emulator.subscription}/resourceGroups/${name}`, API_VERSIONS.resources),
+    },
     facts: {
       emulatorSubscription: emulator.subscription,
       emulatorRunnerAddress: emulator.runnerAddress,
@@ -43,6 +66,7 @@ export async function startRehearsal(runDir: string, log: (message: string) => v
       emulatorNamespaces: `${emulator.namespacePrefix}*`,
       vnetAddressSpace: emulator.addressSpace,
     },
+    /** Stops the emulator, keeps its operations log in the run folder (azure-emulator/), removes its folder. */
     async stop() {
       const kept = join(runDir, "azure-emulator");
       const source = join(emulator.home, "operations.jsonl");

@@ -104,6 +104,8 @@ export interface CloudOptions {
   onPersist?: (snapshot: CloudSnapshot) => void;
   /** State to resume (a previous emulator's, from its state file). */
   snapshot?: CloudSnapshot;
+  /** What a kill-runner fault does once the state is saved (the emulator: SIGKILL its process group). */
+  onKillRunner?: (reason: string) => void;
 }
 
 export interface CloudSnapshot {
@@ -223,6 +225,10 @@ export class Cloud implements CloudView {
       }
       if (rules.serializeOnParent && parent) this.assertParentQuiet(parent, parsed);
 
+      if (this.faultBook.take("kill-runner", parsed.type, parsed.name)) {
+        this.persist();
+        this.options.onKillRunner?.(`injected fault: the runner is killed at the PUT of ${parsed.type} '${parsed.name}'`);
+      }
       const body = structuredClone(rawBody);
       for (const k of SERVER_OWNED_TOP) delete body[k];
       if (isRecord(body.properties)) delete body.properties.provisioningState;

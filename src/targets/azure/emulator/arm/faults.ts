@@ -23,6 +23,12 @@ export const FaultSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("create-error"), code: z.enum(CREATE_FAULT_CODES), ...match }).strict(),
   z.object({ kind: z.literal("delete-conflict"), ...match }).strict(),
   z.object({ kind: z.literal("vm-never-ready"), name: z.string().min(1).optional(), times: z.number().int().positive().optional() }).strict(),
+  /**
+   * The runner dies in the middle of `pulumi up` (power cut, OOM killer, kill -9): when a PUT of
+   * this type arrives, the emulator saves its state and SIGKILLs its own process group — latlab,
+   * the Pulumi CLI, the plugin — leaving a stale Pulumi lock and live VMs, as a real crash does.
+   */
+  z.object({ kind: z.literal("kill-runner"), ...match }).strict(),
 ]);
 export type Fault = z.infer<typeof FaultSchema>;
 export const FaultsSchema = z.array(FaultSchema);

@@ -105,7 +105,7 @@ export class Fabric implements NetworkAllocator, VmHooks {
       const m = /inet (\d+\.\d+\.\d+\.\d+)\/30/.exec(r.stdout);
       if (!m) throw new Error(`azure emulator: namespace ${this.names.inet} exists but ${this.names.rootLink} has no address; remove both and start again`);
       this.runnerAddress = m[1]!;
-      this.publicBlock = parseCidr(`${intToIp(ipToInt(this.runnerAddress) & ~0xff)}/24`);
+      this.publicBlock = { network: ipToInt(this.runnerAddress) - (ipToInt(this.runnerAddress) % 256), prefix: 24 };
       this.log(`resuming the fabric on ${intToIp(this.publicBlock.network)}/24`);
       return;
     }
