@@ -194,14 +194,17 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
       // deletes of what is already gone succeed.
       const why = summarizeCommandError(e).split("\n")[0];
       log(`azure: pulumi destroy failed (${why}); deleting the run's resource group ${group} through ARM, then destroying again`);
-      const groups = await (options.runGroups ?? (async () => (rehearsal ? rehearsal.groups : azureRunGroups())))();
-      const tags = await groups.tags(group);
-      if (tags !== undefined) {
-        const owner = Object.entries(tags).find(([k]) => k.toLowerCase() === "owner")?.[1];
-        const run = Object.entries(tags).find(([k]) => k.toLowerCase() === "runid")?.[1];
-        if (owner !== "latlab" || run !== state.runId) throw new Error(`resource group ${group} is not tagged owner=latlab, runId=${state.runId}: not deleting it; ${why}`, { cause: e });
-        await groups.delete(group);
-        removed.push(`resource group ${group} (deleted through ARM)`);
+      try {
+        const groups = await (options.runGroups ?? (async () => (rehearsal ? rehearsal.groups : azureRunGroups())))();
+        const tags = await groups.tags(group);
+        if (tags !== undefined) {
+          const tag = (name: string) => Object.entries(tags).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+          if (tag("owner") !== "latlab" || tag("runId") !== state.runId) throw new Error(`resource group ${group} is not tagged owner=latlab, runId=${state.runId}: not deleting it`);
+          await groups.delete(group);
+          removed.push(`resource group ${group} (deleted through ARM)`);
+        }
+      } catch (fallback) {
+        throw new Error(`${summarizeCommandError(e)}; deleting the resource group through ARM did not work either: ${(fallback as Error).message}`, { cause: e });
       }
       await driver.destroy({ onOutput: lines.push });
     } finally {

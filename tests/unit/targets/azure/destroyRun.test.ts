@@ -1,12 +1,13 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildPlan, defineExperiment, ResultsSchema } from "../../../../src/index.ts";
 import type { Progress } from "../../../../src/runner/progress.ts";
 import { runExperiment } from "../../../../src/runner/runExperiment.ts";
 import { AzureTarget } from "../../../../src/targets/azure/azureTarget.ts";
-import { AzureRunStateSchema, destroyCommand, destroyRun, writeRunState, type AzureRunState } from "../../../../src/targets/azure/destroyRun.ts";
+import { AzureRunStateSchema, destroyCommand, destroyRun, writeRunState, type AzureRunState, type RunGroups } from "../../../../src/targets/azure/destroyRun.ts";
 import type { StackFactory, StackOpenOptions } from "../../../../src/targets/azure/stack.ts";
 import { hostName, type AzureSettings } from "../../../../src/targets/azure/types.ts";
 import { abortAfterUp } from "./helpers.ts";
@@ -21,7 +22,14 @@ const experiment = defineExperiment({
 const plan = buildPlan(experiment);
 const RUN_ID = "20260101-120000-beef";
 
-function fakeFactory(b: { destroyError?: Error; removeError?: Error } = {}) {
+/** A fake of the run's resource groups in ARM (never Azure's: unit tests reach no network). */
+function fakeGroups(tags: Record<string, string> | undefined) {
+  const deleted: string[] = [];
+  return { deleted, groups: async (): Promise<RunGroups> => ({ tags: async () => tags, delete: async (name) => void deleted.push(name) }) };
+}
+
+function fakeFactory(b: { destroyError?: Error; removeError?: Error; destroyFailsTimes?: number } = {}) {
+  let destroyFailures = 0;
   const calls: string[] = [];
   const opened: StackOpenOptions[] = [];
   const factory: StackFactory = {
@@ -42,6 +50,7 @@ function fakeFactory(b: { destroyError?: Error; removeError?: Error } = {}) {
           calls.push("destroy");
           onOutput("Destroying (leak):\n  - rg deleted\n");
           if (b.destroyError) throw b.destroyError;
+          if (b.destroyFailsTimes && destroyFailures++ < b.destroyFailsTimes) throw new Error('code: 255\n stdout: \n stderr: error: deleting nic: Status=400 Code="NicInUse"\n err?: ');
         },
         async remove() {
           calls.push("remove");
@@ -81,6 +90,7 @@ async function leakedRun() {
     sshFrom: "198.51.100.1/32",
     resultsRoot: root,
     env: {},
+    destroyAttempts: 1,
   });
   const progress: Progress = { start() {}, cellStarted() {}, cellFinished() {}, log() {}, stop() {} };
   const controller = new AbortController(); // no SSH in unit tests: the runner stops right after up()
@@ -123,8 +133,10 @@ describe("destroyRun (latlab destroy <runId>)", () => {
   it("a destroy that fails again keeps the run leaked, with the command, in state and results", async () => {
     const { root, runDir } = await leakedRun();
     const later = fakeFactory({ destroyError: new Error("still 409") });
-    const report = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: later.factory, log: () => undefined, env: {} });
-    expect(later.calls).toEqual(["open", "destroy"]);
+    const arm = fakeGroups(undefined); // the group is gone already: nothing to delete, destroy tried again
+    const report = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: later.factory, log: () => undefined, env: {}, runGroups: arm.groups });
+    expect(later.calls).toEqual(["open", "destroy", "destroy"]);
+    expect(arm.deleted).toEqual([]);
     expect(report.status).toBe("failed");
     expect(report.errors.join("\n")).toMatch(/still 409[\s\S]*leaked[\s\S]*npx latlab destroy 20260101-120000-beef/);
     expect(readState(runDir).status).toBe("leaked");
@@ -132,6 +144,48 @@ describe("destroyRun (latlab destroy <runId>)", () => {
     expect(results.teardown.status).toBe("failed");
     expect(results.teardown.errors.some((e) => e.startsWith("(earlier attempt)"))).toBe(true);
     expect(existsSync(join(runDir, ".azure", "passphrase"))).toBe(true);
+  });
+
+  it("after a crash mid-deploy, Azure holds resources Pulumi never recorded: the run's own group is deleted through ARM, then destroy goes through", async () => {
+    const { root, runDir } = await leakedRun();
+    const later = fakeFactory({ destroyFailsTimes: 1 });
+    const arm = fakeGroups({ owner: "latlab", runId: RUN_ID });
+    const lines: string[] = [];
+    const report = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: later.factory, log: (m) => lines.push(m), env: {}, runGroups: arm.groups });
+    expect(later.calls).toEqual(["open", "destroy", "destroy", "remove"]);
+    expect(arm.deleted).toEqual(["rg-leak"]);
+    expect(report.status).toBe("ok");
+    expect(report.removed).toContain("resource group rg-leak (deleted through ARM)");
+    expect(lines.some((l) => /pulumi destroy failed .*NicInUse.*deleting the run's resource group rg-leak/.test(l))).toBe(true);
+    expect(readState(runDir).status).toBe("destroyed");
+  });
+
+  it("never deletes a group that is not this run's (tags), and says why", async () => {
+    const { root, runDir } = await leakedRun();
+    const later = fakeFactory({ destroyFailsTimes: 1 });
+    const arm = fakeGroups({ owner: "someone-else" });
+    const report = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: later.factory, log: () => undefined, env: {}, runGroups: arm.groups });
+    expect(arm.deleted).toEqual([]);
+    expect(later.calls).toEqual(["open", "destroy"]);
+    expect(report.status).toBe("failed");
+    expect(report.errors.join("\n")).toMatch(/NicInUse.*not tagged owner=latlab, runId=20260101-120000-beef: not deleting it/);
+    expect(readState(runDir).status).toBe("leaked");
+  });
+
+  it("a stale Pulumi lock (its process gone) is removed before the destroy; a live one is kept", async () => {
+    const { root, runDir } = await leakedRun();
+    const locks = join(runDir, ".pulumi", "locks", "organization", "latlab", `latlab-${RUN_ID}`);
+    mkdirSync(locks, { recursive: true });
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout; // a pid that has exited
+    writeFileSync(join(locks, "stale.json"), JSON.stringify({ pid: Number(dead), username: "root", hostname: hostname(), timestamp: "2026-01-01T12:00:00Z" }));
+    writeFileSync(join(locks, "stale.json.attrs"), "{}");
+    writeFileSync(join(locks, "elsewhere.json"), JSON.stringify({ pid: 1, username: "root", hostname: "another-machine", timestamp: "2026-01-01T12:00:00Z" }));
+    const lines: string[] = [];
+    await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: fakeFactory().factory, log: (m) => lines.push(m), env: {}, runGroups: fakeGroups(undefined).groups });
+    expect(existsSync(join(locks, "stale.json"))).toBe(false);
+    expect(existsSync(join(locks, "stale.json.attrs"))).toBe(false);
+    expect(existsSync(join(locks, "elsewhere.json"))).toBe(true);
+    expect(lines.some((l) => l.includes(`removed a stale Pulumi lock of stack latlab-${RUN_ID} (pid ${dead} on ${hostname()} is gone)`))).toBe(true);
   });
 
   it("a run folder given by path works (custom --out), and the printed command names that path", async () => {
