@@ -40,6 +40,22 @@ export function listingFailure(r: Pick<SpawnSyncReturns<string>, "status" | "sig
 }
 
 /**
+ * The resource listing of `latlab plan --target azure`, printed before anything is deployed. In a
+ * separate process: Pulumi's mocks are process-wide and must not meet a real deploy.
+ */
+function printListing(options: AzurePreflightOptions): void {
+  const listing = spawnSync(process.execPath, [BIN, ...listingArgs(options.source, options)], {
+    encoding: "utf8",
+    timeout: LISTING_TIMEOUT_MS,
+    killSignal: "SIGKILL",
+    maxBuffer: LISTING_MAX_BUFFER,
+  });
+  const failure = listingFailure(listing);
+  if (failure) throw new Error(failure);
+  options.log(listing.stdout.trimEnd());
+}
+
+/**
  * Everything checked before a real deploy, cheapest first and all offline until the last step:
  * the SSH source, the plan against Azure's rules, the cost against --max-cost, the resource
  * listing (in a separate process: Pulumi's mocks are process-wide and must not meet a real
@@ -82,15 +98,7 @@ export async function azurePreflight(plan: Plan, options: AzurePreflightOptions,
     if (refusals.length) throw new Error(`not deploying: ${refusals.map((r) => r.message).join("; ")}`);
   }
 
-  const listing = spawnSync(process.execPath, [BIN, ...listingArgs(options.source, options)], {
-    encoding: "utf8",
-    timeout: LISTING_TIMEOUT_MS,
-    killSignal: "SIGKILL",
-    maxBuffer: LISTING_MAX_BUFFER,
-  });
-  const failure = listingFailure(listing);
-  if (failure) throw new Error(failure);
-  options.log(listing.stdout.trimEnd());
+  printListing(options);
 
   await locatePulumiCli({ installPulumi: options.installPulumi ?? false, log: options.log });
 }
@@ -108,15 +116,7 @@ async function rehearsalPreflight(plan: Plan, options: AzurePreflightOptions): P
   const { checkLocalPrerequisites } = await import("../local/preflight.ts");
   const { EMULATOR_BINARIES } = await import("./emulator/prerequisites.ts");
   await checkLocalPrerequisites({ binaries: [...new Set([...options.binaries, ...EMULATOR_BINARIES])], install: options.install, log: options.log });
-  const listing = spawnSync(process.execPath, [BIN, ...listingArgs(options.source, options)], {
-    encoding: "utf8",
-    timeout: LISTING_TIMEOUT_MS,
-    killSignal: "SIGKILL",
-    maxBuffer: LISTING_MAX_BUFFER,
-  });
-  const failure = listingFailure(listing);
-  if (failure) throw new Error(failure);
-  options.log(listing.stdout.trimEnd());
+  printListing(options);
   await locatePulumiCli({ installPulumi: options.installPulumi ?? false, log: options.log });
 }
 
