@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/targets/azure/emulator/emulator.ts";
 import { ArmClient } from "../../src/targets/azure/emulator/provider/armClient.ts";
 import { AZURE_READY_COMMAND } from "../../src/targets/azure/probe.ts";
+import { execCommand } from "../../src/targets/local/exec.ts";
 import { armIds, createVm, hostKey, namespaces, nsgBody, processesMentioning, N, R, rsaKey, run, shellQuote, sshConnect, sshRun, type KeyPair, type SecurityRule } from "./azureEmulatorHelpers.ts";
 
 const PORT = 5201;
@@ -58,7 +59,7 @@ let arm: ArmClient;
 let ids: ReturnType<typeof armIds>;
 let work = "";
 let clientKey: KeyPair;
-/** "az<short>-": every namespace of this test's emulator starts with it (other emulators may run beside it). */
+/** "az<short>-": every namespace of this test's emulator starts with it (other emulators may run beside it: only ours are checked). */
 let ours = "";
 const seenOurs = new Set<string>();
 
@@ -140,20 +141,13 @@ async function noteOurNamespaces() {
   for (const ns of await namespaces()) if (ns.startsWith(ours)) seenOurs.add(ns);
 }
 
-/** The root namespace's end of the emulator's link is the one carrying the runner's address: "az<short>-i". */
-async function rootLinkOf(runnerAddress: string): Promise<string> {
-  const line = (await run(["ip", "-4", "-o", "addr", "show"])).split("\n").find((l) => l.includes(` ${runnerAddress}/30 `));
-  const link = line?.split(/\s+/)[1];
-  if (!link || !/^az[0-9a-f]+-i$/.test(link)) throw new Error(`no emulator link carries ${runnerAddress}: ${line}`);
-  return link;
-}
-
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "latlab-fabit-"));
   clientKey = await rsaKey(work);
   for (const vm of Object.values(vms)) vm.hostKey = await hostKey(work, vm.name);
   emulator = await startEmulator();
-  ours = (await rootLinkOf(emulator.runnerAddress)).replace(/i$/, "");
+  ours = emulator.namespacePrefix;
+  expect(await run(["ip", "-4", "-o", "addr", "show", "dev", `${ours}i`])).toContain(` ${emulator.runnerAddress}/30 `);
   arm = new ArmClient(emulator.socketPath);
   ids = armIds(emulator.subscription, "latlab-fabric");
   await arm.put(ids.rg, R, { location: "uksouth", tags: { owner: "latlab" } });
@@ -272,6 +266,8 @@ describe("the Azure emulator's fabric: network resources take effect in the kern
     const peeringBody = (remote: string) => ({ properties: { remoteVirtualNetwork: { id: ids.vnet(remote) }, allowVirtualNetworkAccess: true, allowForwardedTraffic: false, allowGatewayTransit: false, useRemoteGateways: false } });
     const state = async (id: string) => ((await arm.get(id, N))?.properties as { peeringState?: string } | undefined)?.peeringState;
 
+    // C lets in ICMP from the VirtualNetwork, and the port from A's private address.
+    await setNsg(c, [sshRule(`${emulator!.runnerAddress}/32`), portFrom(`${a.privateIp}/32`), icmpFromVnet, denyVnet]);
     // No peering: no route between the two VNets' private addresses.
     expect((await ping(a, c.privateIp, 2)).code).not.toBe(0);
 
@@ -318,7 +314,8 @@ describe("the Azure emulator's fabric: network resources take effect in the kern
     expect(stopReport.errors).toEqual([]);
     expect(seenOurs).toContain(`${ours}inet`);
     expect((await namespaces()).filter((n) => n.startsWith(ours))).toEqual([]);
-    expect(await run(["ip", "-o", "link", "show"])).not.toContain(` ${ours}i:`);
+    // The root namespace's end of the emulator's link, gone with it (it existed: it carried the runner's address).
+    expect((await execCommand(["ip", "link", "show", "dev", `${ours}i`])).code).not.toBe(0);
     expect(await run(["ip", "-4", "route", "show"])).not.toContain(vms.a.publicIp!.replace(/\.\d+$/, ".0/24"));
     expect(existsSync(home)).toBe(false);
     expect(existsSync(socketPath)).toBe(false);

@@ -4,7 +4,7 @@
  * ssh-keygen, SSH to an emulated VM with its host key pinned, and what the machine holds
  * (namespaces, processes) to check that nothing is left behind. Not a test file itself.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NodeSSH } from "node-ssh";
 import { API_VERSIONS } from "../../src/targets/azure/emulator/arm/typeRules.ts";
@@ -214,6 +214,3 @@ export async function sshRun(ssh: NodeSSH, command: string): Promise<string> {
   if (r.code !== 0) throw new Error(`${command.slice(0, 80)}: exit ${r.code}: ${r.stderr.trim()}`);
   return r.stdout;
 }
-
-/** The file a Pulumi-style stack config of this test would be (kept out of the repository). */
-export const inRepo = (repo: string, re: RegExp) => (existsSync(repo) ? readdirSync(repo).filter((f) => re.test(f)) : []);

@@ -54,10 +54,11 @@ async function rehearse(experiment: string, args: string[] = [], env: Record<str
 /** What a rehearsal may leave on the machine: nothing (of its own emulator: other tests may run beside it). */
 function leftovers(run: Run): string[] {
   const out: string[] = [];
-  const facts = run.results.environment.facts;
-  const prefix = facts.emulatorNamespaces?.replace(/\*$/, "");
-  const home = facts.emulatorHome;
-  if (!prefix || !home) return ["the results do not say which emulator ran (facts.emulatorNamespaces, facts.emulatorHome)"];
+  // The run's state names its emulator's folder even when the deploy failed (results then have no facts).
+  const statePath = join(run.dir, ".azure", "state.json");
+  const home = existsSync(statePath) ? (JSON.parse(readFileSync(statePath, "utf8")) as { rehearsal?: { emulatorHome?: string } }).rehearsal?.emulatorHome : undefined;
+  if (!home) return [`${statePath} does not say which emulator ran (rehearsal.emulatorHome)`];
+  const prefix = emulatorNamespacePrefix(home);
   const ns = spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.startsWith(prefix));
   out.push(...ns.map((n) => `namespace ${n}`));
   if (existsSync(home)) out.push(`folder ${home}`);
@@ -122,7 +123,8 @@ describe("rehearsal of every experiment through the real Pulumi engine", () => {
     const at = (pred: (o: OperationLogEntry) => boolean) => run.ops.findIndex(pred);
     const peerPuts = run.ops.map((o, i) => ({ o, i })).filter(({ o }) => o.method === "PUT" && o.type.endsWith("virtualNetworkPeerings"));
     expect(peerPuts).toHaveLength(2);
-    const lastSubnetDone = Math.max(...run.ops.map((o, i) => (o.method === "complete" && o.type.endsWith("/subnets") && o.outcome === "Succeeded" ? i : -1)));
+    const deployed = run.ops.findIndex((o) => o.method === "DELETE");
+    const lastSubnetDone = Math.max(...run.ops.slice(0, deployed).map((o, i) => (o.method === "complete" && o.type.endsWith("/subnets") && o.outcome === "Succeeded" ? i : -1)));
     expect(peerPuts[0]!.i).toBeGreaterThan(lastSubnetDone);
     const firstPeeringDone = at((o) => o.method === "complete" && o.type.endsWith("virtualNetworkPeerings") && o.outcome === "Succeeded");
     expect(peerPuts[1]!.i).toBeGreaterThan(firstPeeringDone);

@@ -126,9 +126,10 @@ export function diagnosticErrors(output: string): string[] {
     }
     const error = /^ {4}error: (.*)$/.exec(line);
     if (error && resource) out.push(`${resource}: ${error[1]}`);
-    else if (/^ {4}\S/.test(line) && !/^ {4}(warning|error):/.test(line) && out.length && resource) out[out.length - 1] += ` ${line.trim()}`;
+    else if (/^ {4}/.test(line) && !/^ {4}(warning|error):/.test(line) && out.length && resource) out[out.length - 1] += ` ${line.trim()}`;
   }
-  return out;
+  // A provider's init failure reads "1 error occurred: * <reason>": keep the reason.
+  return out.map((e) => e.replace(/: \d+ errors? occurred: \* /, ": ").replace(/ \* /g, "; "));
 }
 
 export class StackOperationError extends Error {

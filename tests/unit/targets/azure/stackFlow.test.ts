@@ -21,6 +21,7 @@ import {
   createPulumiStackFactory,
   PulumiCliMissingError,
   summarizeCommandError,
+  diagnosticErrors,
   type StackDriver,
   type StackFactory,
   type StackOpenOptions,
@@ -526,6 +527,23 @@ describe("pure helpers", () => {
     expect(summary).toMatch(/^azure-native:network:NetworkSecurityGroup latlab-\S+-nsg: deleting \/subscriptions\/\S+: Status=409 Code="Conflict"/);
     expect(summary).not.toContain("update failed");
     expect(summary).not.toContain("warning:");
+  });
+
+  it("diagnosticErrors keeps a provider's multi-line reason (\"1 error occurred:\" and a tab-indented bullet) on the resource's line", () => {
+    const out = [
+      "Updating (x):",
+      "Diagnostics:",
+      "  azure-native:compute:VirtualMachine (vm1):",
+      "    error: 1 error occurred:",
+      '    \t* creating/updating /subscriptions/s/vm1: Status=200 Code="AllocationFailed" Message="no capacity"',
+      "",
+      "  pulumi:pulumi:Stack (s):",
+      "    warning: using pulumi-resource-azure-native from $PATH",
+      "    error: update failed",
+      "",
+      "Resources:",
+    ].join("\n");
+    expect(diagnosticErrors(out)).toEqual(['azure-native:compute:VirtualMachine vm1: creating/updating /subscriptions/s/vm1: Status=200 Code="AllocationFailed" Message="no capacity"']);
   });
 
   it("summarizeCommandError keeps stderr's tail and the exit code", () => {
