@@ -25,7 +25,7 @@ import { execCommand } from "../../src/targets/local/exec.ts";
 import { armIds, createVm, hostKey, namespaces, nsgBody, processesMentioning, N, R, rsaKey, run, shellQuote, sshConnect, sshRun, type KeyPair, type SecurityRule } from "./azureEmulatorHelpers.ts";
 
 const PORT = 5201;
-/** An address nothing uses (inside the emulator's block, never assigned by it). */
+/** A source no sender here has (only ever an NSG rule's source in this test, never a destination). */
 const NOBODY = "198.19.0.99/32";
 /** A connection that the NSG drops never completes: this only bounds how long a test waits to see that. */
 const BLOCKED_WAIT_MS = 4_000;
@@ -233,7 +233,7 @@ describe("the Azure emulator's fabric: network resources take effect in the kern
     await setNsg(b, [sshRule(`${emulator!.runnerAddress}/32`), portFrom(`${a.privateIp}/32`), denyVnet]);
     // The private path: B sees A's private address (no NAT inside a VNet).
     expect(await connectFrom(a, b.privateIp, 20)).toBe(`ok ${a.privateIp}`);
-    // Only A: C is outside the VNet and unpeered, and a rule for A does not open B to the runner either.
+    // The rule opens the port to A only: the runner, over B's public IP, still gets nothing.
     expect(await tcpProbe(b.publicIp!, PORT, BLOCKED_WAIT_MS)).toBe("timeout");
 
     // Another source address in the rule: closed again.

@@ -8,7 +8,7 @@ import { azureDir, removeRunKeys } from "./keys.ts";
 import type { Rehearsal } from "./azureTarget.ts";
 import { PROJECT_NAME, summarizeCommandError, type StackFactory } from "./stack.ts";
 import { namePrefix } from "./types.ts";
-import { removeStaleLocks } from "./staleLocks.ts";
+import { removeStaleLocks, repairCheckpoint } from "./fileBackendRecovery.ts";
 
 /**
  * `<runDir>/.azure/state.json`: what `latlab destroy <runId>` needs to finish a teardown
@@ -171,6 +171,10 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
     for (const l of locks.removed) {
       log(`azure: removed a stale Pulumi lock of stack ${state.stackName} (pid ${l.pid} on ${l.hostname} is gone): ${l.path}`);
       removed.push(`stale Pulumi lock ${l.path}`);
+    }
+    for (const repair of await repairCheckpoint(state.backendUrl, state.stackName)) {
+      log(`azure: ${repair}`);
+      removed.push(repair);
     }
     if (state.rehearsal) rehearsal = await (options.resumeRehearsal ?? resumeRehearsalLazily)(state.rehearsal.emulatorHome, runDir, log);
     const passphrase = await readPassphrase(runDir, state, env);

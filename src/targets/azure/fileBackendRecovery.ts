@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
-import { readdir, readFile, rm } from "node:fs/promises";
+import { copyFile, readdir, readFile, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * Pulumi's file backend locks a stack with a file per running operation,
+ * Recovering a Pulumi file backend after a crash (latlab destroy). Pulumi's file backend locks a stack with a file per running operation,
  * `<backend>/.pulumi/locks/<org>/<project>/<stack>/<id>.json` holding {pid, username, hostname,
  * timestamp} (pkg/backend/diy/lock.go in pulumi/pulumi v3.259.0). A Pulumi CLI killed in the
  * middle of `up` (kill -9, OOM, power cut) leaves its lock behind, and every later operation on
@@ -80,4 +80,55 @@ export async function removeStaleLocks(backendUrl: string, stack: string): Promi
     }
   }
   return { removed, kept };
+}
+
+/** True when the file holds JSON (what Pulumi's file backend stores: checkpoints, their .attrs). */
+async function readableJson(path: string): Promise<boolean> {
+  try {
+    JSON.parse(await readFile(path, "utf8"));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What a Pulumi CLI killed while saving a checkpoint can leave in a file backend, repaired:
+ * a `<stack>.json.attrs` sidecar (written after the object, not atomically) that is empty or
+ * cut off, which makes every later command fail with "failed to load checkpoint: EOF", is
+ * removed (the blob store reads a missing one as no attributes); a checkpoint that is not JSON
+ * is replaced by its `.bak` when that one is; the blob store's `*.tmp` files go. Only files that
+ * cannot be read are touched. Returns what it did, worded for a log.
+ */
+export async function repairCheckpoint(backendUrl: string, stack: string): Promise<string[]> {
+  if (!backendUrl.startsWith("file://")) return [];
+  const root = join(fileURLToPath(backendUrl), ".pulumi", "stacks");
+  if (!existsSync(root)) return [];
+  const done: string[] = [];
+  const visit = async (dir: string) => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) {
+        await visit(p);
+        continue;
+      }
+      if (!e.name.startsWith(`${stack}.json`)) continue;
+      if (e.name.endsWith(".tmp")) {
+        await rm(p, { force: true });
+        done.push(`removed ${p} (a write the crash cut short)`);
+      } else if (e.name.endsWith(".attrs") && !(await readableJson(p))) {
+        await rm(p, { force: true });
+        done.push(`removed ${p} (unreadable: cut short by the crash)`);
+      }
+    }
+    const checkpoint = join(dir, `${stack}.json`);
+    const backup = `${checkpoint}.bak`;
+    if (existsSync(checkpoint) && !(await readableJson(checkpoint)) && existsSync(backup) && (await readableJson(backup))) {
+      await copyFile(backup, checkpoint);
+      await rm(`${checkpoint}.attrs`, { force: true });
+      done.push(`restored ${checkpoint} from its backup (the crash left it unreadable)`);
+    }
+  };
+  await visit(root);
+  return done;
 }
