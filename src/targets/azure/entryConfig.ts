@@ -110,6 +110,8 @@ export async function planAndSettingsFromConfig(source: ConfigSource, stack: str
     createdAt,
     expiresAt: parseDate(source, "expiresAt") ?? recommendedExpiresAt(plan, createdAt),
     ...(source("addressSpace") ? { addressSpace: source("addressSpace")! } : {}),
+    // Defaults computed from "now" differ at every `pulumi up`: keep the first ones.
+    ...(source("createdAt") === undefined ? { keepTags: source("expiresAt") === undefined ? (["createdAt", "expiresAt"] as const).slice() : ["createdAt" as const] } : {}),
   };
   return { plan, settings };
 }

@@ -66,13 +66,16 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
     const tags = runTags(settings);
     const firstRegion = addresses.vnets[0]!.region;
 
-    const rg = new resources.ResourceGroup(prefix, { resourceGroupName: prefix, location: firstRegion, tags });
+    // Time tags nobody configured (Pulumi.yaml without latlab:createdAt) are set at creation and
+    // then left alone: otherwise every `pulumi up` would retag everything with a new "now".
+    const keep: pulumi.CustomResourceOptions = settings.keepTags?.length ? { ignoreChanges: settings.keepTags.map((t) => `tags.${t}`) } : {};
+    const rg = new resources.ResourceGroup(prefix, { resourceGroupName: prefix, location: firstRegion, tags }, keep);
     const rgName = rg.name;
 
     const vnets = new Map<string, network.VirtualNetwork>();
     for (const v of addresses.vnets) {
       const name = `${prefix}-vnet-${v.region}`;
-      vnets.set(v.region, new network.VirtualNetwork(name, { resourceGroupName: rgName, virtualNetworkName: name, location: v.region, addressSpace: { addressPrefixes: [v.addressPrefix] }, tags }));
+      vnets.set(v.region, new network.VirtualNetwork(name, { resourceGroupName: rgName, virtualNetworkName: name, location: v.region, addressSpace: { addressPrefixes: [v.addressPrefix] }, tags }, keep));
     }
 
     // Azure serialises changes to one VNet (AnotherOperationInProgress on parallel subnets or
@@ -134,7 +137,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
             publicIPAddressVersion: "IPv4",
             ...(h.zone ? { zones: [h.zone] } : {}),
             tags: { ...tags, deployment: d.id, role: h.role },
-          }),
+          }, keep),
         );
       }
     }
@@ -158,7 +161,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
             ...(first.zone ? { zones: [first.zone] } : {}),
             intent: { vmSizes: [...new Set(members.map((m) => m.size))].sort() },
             tags: { ...tags, deployment: d.id },
-          }),
+          }, keep),
         );
       }
       const avsets = new Map<string, compute.AvailabilitySet>();
@@ -178,7 +181,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
             platformUpdateDomainCount: 5,
             ...(ppg ? { proximityPlacementGroup: { id: ppg.id } } : {}),
             tags: { ...tags, deployment: d.id },
-          }),
+          }, keep),
         );
       }
 
@@ -192,7 +195,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
           location: h.region,
           securityRules: rules.get(host.name)!.map((r) => securityRule(r, publicIpOf)),
           tags: hostTags,
-        });
+        }, keep);
         const nicName = `${prefix}-${host.name}-nic`;
         const nic = new network.NetworkInterface(nicName, {
           resourceGroupName: rgName,
@@ -212,7 +215,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
             },
           ],
           tags: hostTags,
-        });
+        }, keep);
         const size = sizeCapability(h.size)!;
         const avset = h.availabilitySet ? avsets.get(h.availabilitySet) : undefined;
         const ppg = !avset && h.ppg ? ppgs.get(h.ppg) : undefined;
@@ -242,7 +245,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
             osDisk: { createOption: "FromImage", deleteOption: "Delete", managedDisk: { storageAccountType: "StandardSSD_LRS" } },
           },
           tags: hostTags,
-        });
+        }, keep);
         hostOutputs.push(
           pulumi.all([pips.get(host.name)!.ipAddress, nic.ipConfigurations, vm.name]).apply(([publicIp, ipConfigurations, name]) => ({
             deployment: d.id,

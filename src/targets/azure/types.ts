@@ -23,6 +23,8 @@ export interface AzureSettings {
    * may send to a private range it does not own.
    */
   addressSpace?: string;
+  /** Tags set at creation and not changed by later updates (`ignoreChanges`): the time tags a project stack did not configure. */
+  keepTags?: ("createdAt" | "expiresAt")[];
 }
 
 /** One host as the deployed stack reports it: what the runner needs to reach it. */

@@ -105,6 +105,14 @@ describe("the Pulumi project entry point (azureEntry.ts)", () => {
     expect(shorter.plan.cells.find((c) => c.tool === "sockperf")!.params.duration).toBe(2);
   });
 
+  it("time tags nobody configured are kept from the first `pulumi up` (a second up changes nothing); configured ones are not", async () => {
+    const base = config();
+    const unconfigured = (k: string) => (k === "createdAt" || k === "expiresAt" ? undefined : base(k));
+    expect((await planAndSettingsFromConfig(unconfigured, "s")).settings.keepTags).toEqual(["createdAt", "expiresAt"]);
+    expect((await planAndSettingsFromConfig((k) => (k === "expiresAt" ? "2030-01-01T00:00:00Z" : unconfigured(k)), "s")).settings.keepTags).toEqual(["createdAt"]);
+    expect((await planAndSettingsFromConfig(base, "s")).settings.keepTags).toBeUndefined();
+  });
+
   it("says which config is missing and how to set it", async () => {
     await expect(planAndSettingsFromConfig(() => undefined, "s")).rejects.toThrow(/missing config latlab:experiment/);
     await expect(planAndSettingsFromConfig(config({ hostKeySeed: "" }), "s")).rejects.toThrow(/latlab:hostKeySeed: .*pulumi config set --secret latlab:hostKeySeed/);

@@ -364,30 +364,37 @@ export class Cloud implements CloudView {
     const delay = this.options.delays?.[r.type.toLowerCase()] ?? this.options.delays?.default ?? DEFAULT_DELAY_MS;
     const p = (async () => {
       await sleep(delay);
+      let outcome: { status: "Succeeded" } | { status: "Failed"; err: ArmError };
       try {
         await work();
-        op.status = "Succeeded";
         if (kind === "put") {
           r.state = "Succeeded";
           delete r.error;
         }
-        this.record("complete", r, 200, "Succeeded");
+        outcome = { status: "Succeeded" };
       } catch (e) {
         const err = e instanceof ArmError ? e : new ArmError(500, "InternalServerError", (e as Error).message);
-        op.status = "Failed";
-        op.error = err.toBody().error;
         if (kind === "put") {
           r.state = "Failed";
-          r.error = op.error;
+          r.error = err.toBody().error;
         } else if (this.resources.has(r.key)) {
           // A delete that failed leaves the resource as it was.
           r.state = "Succeeded";
         }
-        this.record("complete", r, err.status, err.code, err.message);
-      } finally {
-        if (parentWasSucceeded && parent.state === "Updating" && this.resources.has(parent.key)) parent.state = "Succeeded";
-        this.persist();
-        await this.options.onChange?.(this).catch(() => undefined);
+        outcome = { status: "Failed", err };
+      }
+      if (parentWasSucceeded && parent.state === "Updating" && this.resources.has(parent.key)) parent.state = "Succeeded";
+      this.persist();
+      // The kernel follows before the operation is reported done: a client acting on "Succeeded"
+      // (a peering, an NSG rule) must find it in effect, as on Azure.
+      await this.options.onChange?.(this).catch(() => undefined);
+      if (outcome.status === "Succeeded") {
+        op.status = "Succeeded";
+        this.record("complete", r, 200, "Succeeded");
+      } else {
+        op.status = "Failed";
+        op.error = outcome.err.toBody().error;
+        this.record("complete", r, outcome.err.status, outcome.err.code, outcome.err.message);
       }
     })();
     this.pending.add(p);

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { execCommand, mustExec, type ExecFn } from "../../../local/exec.ts";
 import { cidrContains, cidrOverlaps, intToIp, ipToInt, parseCidr, parseInUsePrefixes, parseLinkNames, parseNetnsList, type Cidr } from "../../../local/names.ts";
-import { killNamespaceProcesses } from "../../../local/namespaceProcesses.ts";
+import { killNamespaceProcesses, namespacePids } from "../../../local/namespaceProcesses.ts";
 import type { CloudView, StoredResource } from "../arm/cloud.ts";
 import type { FaultBook } from "../arm/faults.ts";
 import { nicIpConfig, subnetPrefix, TYPES, vnetPrefixes, type NetworkAllocator, type VmHooks } from "../arm/typeRules.ts";
@@ -352,7 +352,13 @@ export class Fabric implements NetworkAllocator, VmHooks {
     const prefix = subnet ? subnetPrefix(subnet) : undefined;
     if (!subnet || !vnet || !prefix || typeof cfg.privateIPAddress !== "string") throw new Error(`virtual machine ${vm.name}: its NIC has no subnet or address`);
     vm.runtime.namespace = ns;
-    if (!(await this.namespaces()).includes(ns)) {
+    const exists = (await this.namespaces()).includes(ns);
+    if (exists && (await namespacePids(this.exec, ns)).length > 0) {
+      // An update of a running VM (tags, say): Azure applies it without a reboot; the NSG and NAT follow.
+      await this.sync(view);
+      return;
+    }
+    if (!exists) {
       await this.serialized(async () => {
         await this.syncNow(view);
         const vnetNs = this.names.vnet(vnet.seq);

@@ -83,7 +83,9 @@ export class EmulatorProvider implements Provider {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
     const changed = keys.filter((k) => !isDeepStrictEqual(before[k], after[k]));
     if (changed.length === 0) return { changes: false };
-    const replaces = changed.filter((k) => t.pathParams.includes(k) || REPLACE_ON_CHANGE.includes(k) || containsUnknown(after[k]) && t.pathParams.includes(k));
+    // An unknown value (a preview, waiting on another resource's output) may well be unchanged: a
+    // possible update, not a replacement, as azure-native reports it.
+    const replaces = changed.filter((k) => (t.pathParams.includes(k) || REPLACE_ON_CHANGE.includes(k)) && !containsUnknown(after[k]));
     return { changes: true, replaces, deleteBeforeReplace: replaces.length > 0 };
   }
 

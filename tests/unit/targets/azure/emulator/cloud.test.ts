@@ -284,6 +284,30 @@ describe("the emulator's ARM: faults on request", () => {
   });
 });
 
+describe("the emulator's ARM: the kernel follows before an operation is reported done", () => {
+  it("calls onChange while the operation is still InProgress, and reports Succeeded only after it", async () => {
+    const seen: string[] = [];
+    const rules = createTypeRules({
+      schemaCheck: () => [],
+      network: { allocatePublicIp: () => "198.19.255.8", releasePublicIp: () => undefined, addressSpaceProblem: () => undefined },
+      vm: { startVm: async () => undefined, stopVm: async () => undefined },
+    });
+    let opId = "";
+    const cloud = new Cloud({
+      subscription: SUB,
+      rules,
+      delays: { default: 5 },
+      onChange: async (view) => {
+        seen.push(`${cloud.operation(opId).status}:${view.get(RG)?.state}`);
+      },
+    });
+    opId = cloud.put(RG, API_VERSIONS.resources, { location: "uksouth" }).operation;
+    await cloud.idle();
+    expect(seen).toEqual(["InProgress:Succeeded"]);
+    expect(cloud.operation(opId).status).toBe("Succeeded");
+  });
+});
+
 describe("the emulator's ARM: its record", () => {
   it("logs every request and every completion, in order", async () => {
     const { cloud } = harness();
