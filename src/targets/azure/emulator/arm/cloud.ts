@@ -36,6 +36,8 @@ export interface StoredResource {
   runtime: Record<string, unknown>;
   /** Order of creation (a VM's fault domain, stable listing). */
   seq: number;
+  /** Write-only values kept in memory for the operation that needs them, never persisted nor returned (a VM's customData). */
+  secrets?: Record<string, string>;
 }
 
 export interface OperationLogEntry {
@@ -174,7 +176,7 @@ export class Cloud implements CloudView {
   }
 
   snapshot(): CloudSnapshot {
-    return { subscription: this.subscription, seq: this.seq, resources: this.all().map((r) => structuredClone(r)) };
+    return { subscription: this.subscription, seq: this.seq, resources: this.all().map(({ secrets: _, ...r }) => structuredClone(r)) };
   }
 
   /** Resolves when no operation is in progress. */

@@ -482,6 +482,12 @@ export function createTypeRules(deps: TypeRulesDeps): Record<string, TypeRules> 
     accept(r, view) {
       const old = view.get(r.id);
       const p = props(r.body);
+      // customData (latlab's holds a host's private key) is write-only: kept in memory for the boot, never stored.
+      const os = isRecord(p.osProfile) ? p.osProfile : undefined;
+      if (os && typeof os.customData === "string") {
+        r.secrets = { ...r.secrets, customData: os.customData };
+        delete os.customData;
+      }
       p.vmId ??= (old && str(props(old.body).vmId)) ?? randomUUID();
       p.timeCreated ??= (old && str(props(old.body).timeCreated)) ?? new Date().toISOString();
       if (!r.runtime.faultDomain) {

@@ -390,7 +390,7 @@ export class Fabric implements NetworkAllocator, VmHooks {
       computerName: typeof os.computerName === "string" ? os.computerName : vm.name,
       adminUsername: String(os.adminUsername),
       sshPublicKeys: keys.map((k) => ({ path: String(k.path), keyData: String(k.keyData) })),
-      ...(typeof os.customData === "string" ? { customData: os.customData } : {}),
+      ...(vm.secrets?.customData !== undefined ? { customData: vm.secrets.customData } : {}),
       imds: imdsDocuments(vm, nic, view),
       ...(never ? { faults: { neverReady: true } } : {}),
     });

@@ -198,7 +198,7 @@ describe("the emulator's ARM: requests and long-running operations", () => {
     expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/b`, C, { ...vm("b", ppg), zones: ["2"] })).message).toContain("members are in zone 1");
   });
 
-  it("never returns customData on GET", async () => {
+  it("never returns customData on GET, nor keeps it in the state it persists (latlab's holds a private key)", async () => {
     const { cloud } = harness();
     await network(cloud);
     await put(cloud, `${NET}/networkInterfaces/a`, N, nic("a", "198.18.0.4"));
@@ -207,6 +207,8 @@ describe("the emulator's ARM: requests and long-running operations", () => {
     expect(got.properties.osProfile).not.toHaveProperty("customData");
     expect(got.properties.osProfile.adminUsername).toBe("latlab");
     expect(got.properties.vmId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.stringify(cloud.snapshot())).not.toContain("I2Nsb3VkLWNvbmZpZw==");
+    expect(cloud.get(`${COMPUTE}/virtualMachines/a`)!.secrets).toEqual({ customData: "I2Nsb3VkLWNvbmZpZw==" });
   });
 });
 
