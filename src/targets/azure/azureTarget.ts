@@ -8,6 +8,7 @@ import {
   createPassphrase,
   destroyCommand,
   leakedMessage,
+  rehearsedLeakMessage,
   lineBuffer,
   writeRunState,
   type AzureRunState,
@@ -37,6 +38,8 @@ export interface Rehearsal {
   /** How long a host may take to be ready (cloud-init done); emulated VMs boot in seconds. */
   readyTimeoutSeconds: number;
   facts: Record<string, string>;
+  /** Is this an address the emulator handed out? A host anywhere else means the deploy did not go to the emulator. */
+  owns(address: string): boolean;
   /** Deletes a resource group through the emulator's ARM (latlab destroy's fallback); resolves when it is gone. */
   groups: RunGroups;
   /** Stops the emulator. Anything still in its ARM state (what a destroy missed) is an error, and is removed. */
@@ -363,6 +366,12 @@ export class AzureTarget implements Target {
       throw new AzureTargetError(`azure target: the stack outputs are not what latlab expects: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
     }
     const outputs = parsed.data;
+    if (s.rehearsal) {
+      // Never SSH to, nor measure, an address the emulator did not create: a host elsewhere means the
+      // engine used another azure-native than the emulator's (teardown still destroys the stack).
+      const foreign = outputs.hosts.flatMap((h) => [h.publicIp, h.privateIp]).filter((a) => a && !s.rehearsal!.owns(a));
+      if (foreign.length) throw new AzureTargetError(`azure target: rehearsal: the stack reports addresses the emulator did not hand out (${foreign.join(", ")}): the deploy did not go to the emulator; nothing is contacted`);
+    }
     s.state = { ...s.state, resourceGroup: outputs.resourceGroup, status: "up", updatedAt: now().toISOString() };
     await writeRunState(s.runDir, s.state);
     const hosts = endpointsFromOutputs(plan, outputs, keys, adminUsername);
@@ -458,6 +467,10 @@ export class AzureTarget implements Target {
       } catch (e) {
         errors.push(`resources destroyed, but removing stack ${s.stackName} failed: ${s.redact(summarizeCommandError(e))}; finish with: ${cmd}`);
       }
+    } else if (s.rehearsal) {
+      // The emulator removes what is left when it stops (after this): nothing stays, nothing costs.
+      errors.push(rehearsedLeakMessage(s.runId));
+      log(`azure: teardown FAILED — ${rehearsedLeakMessage(s.runId)}`);
     } else {
       // The stack is kept on purpose: it is what knows which resources to delete.
       errors.push(
@@ -467,7 +480,7 @@ export class AzureTarget implements Target {
     }
     if (errors.length === 0) for (const p of await removeRunKeys(s.runDir)) removed.push(`key file ${p}`);
     await this.saveState(s, {
-      status: !destroyed ? "leaked" : errors.length > 0 ? "stack-left" : "destroyed",
+      status: !destroyed ? (s.rehearsal ? "destroyed" : "leaked") : errors.length > 0 ? "stack-left" : "destroyed",
       lastError: errors.length > 0 ? errors.join("\n") : undefined,
     });
     return { status: errors.length > 0 ? "failed" : "ok", errors, removed };

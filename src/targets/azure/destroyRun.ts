@@ -91,6 +91,14 @@ export function findRunDir(runIdOrDir: string, resultsRoot: string): string | un
   return undefined;
 }
 
+/** The run is still going (a live Pulumi lock, a live emulator): `latlab destroy` touches nothing. */
+export class LiveRunError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "LiveRunError";
+  }
+}
+
 /**
  * A run's resource group as ARM has it: what `latlab destroy` falls back on when Pulumi's
  * destroy fails because ARM holds resources Pulumi's state does not (a run killed in the
@@ -172,6 +180,14 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
       log(`azure: removed a stale Pulumi lock of stack ${state.stackName} (pid ${l.pid} on ${l.hostname} is gone): ${l.path}`);
       removed.push(`stale Pulumi lock ${l.path}`);
     }
+    // A live owner means the run (or another destroy) is still going: touching anything now would
+    // tear its resources out from under it. Nothing is repaired, resumed or deleted.
+    if (locks.kept.length > 0) {
+      throw new LiveRunError(
+        `stack ${state.stackName} is locked by a Pulumi process that is still running (${locks.kept.map((l) => `pid ${l.pid ?? "?"} on ${l.hostname ?? "?"}`).join(", ")}): ` +
+          "is the run still going? Wait for it to end (or stop it), then run this again",
+      );
+    }
     for (const repair of await repairCheckpoint(state.backendUrl, state.stackName)) {
       log(`azure: ${repair}`);
       removed.push(repair);
@@ -223,6 +239,10 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
       errors.push(`resources destroyed, but removing stack ${state.stackName} failed: ${summarizeCommandError(e)}; run \`${cmd}\` again`);
     }
   } catch (e) {
+    if (e instanceof LiveRunError) {
+      log(`azure: ${e.message}`);
+      return { status: "failed", errors: [e.message], removed };
+    }
     errors.push(`destroy of stack ${state.stackName} failed: ${summarizeCommandError(e)}`);
   }
   if (rehearsal) {
@@ -231,18 +251,24 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
     errors.push(...stopped.errors);
     removed.push(...stopped.removed);
   }
-  if (!destroyed) errors.push(leakedMessage(state, cmd));
+  if (!destroyed) errors.push(rehearsal ? rehearsedLeakMessage(state.runId) : leakedMessage(state, cmd));
   else if (errors.length === 0) for (const p of await removeRunKeys(runDir)) removed.push(`key file ${p}`);
 
   const report: TeardownReport = { status: errors.length > 0 ? "failed" : "ok", errors, removed };
   await writeRunState(runDir, {
     ...state,
-    status: destroyed ? (errors.length > 0 ? "stack-left" : "destroyed") : "leaked",
+    // A rehearsal's emulator removed everything when it stopped: nothing is left to finish.
+    status: destroyed ? (errors.length > 0 ? "stack-left" : "destroyed") : rehearsal ? "destroyed" : "leaked",
     ...(errors.length > 0 ? { lastError: errors.join("\n") } : { lastError: undefined }),
     updatedAt: now().toISOString(),
   });
   await markResults(runDir, report, now(), log);
   return report;
+}
+
+/** A rehearsal's failed destroy: what Azure would have left, and that the emulator removed it. */
+export function rehearsedLeakMessage(runId: string): string {
+  return `rehearsal ${runId}: pulumi destroy did not remove everything — on Azure these resources would now be leaked (and billed); the emulator removed them when it stopped (listed above)`;
 }
 
 /** The sentence every failed destroy carries. */

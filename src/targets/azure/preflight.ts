@@ -6,6 +6,7 @@ import type { Plan } from "../../plan/types.ts";
 import type { TargetOptions } from "../registry.ts";
 import type { Target } from "../target.ts";
 import { AzureTarget } from "./azureTarget.ts";
+import { addressPlanIssues } from "./network.ts";
 import { detectRunnerAddress } from "./runnerAddress.ts";
 import { checkMaxCost, estimateCost, fetchLivePrices, loadPriceSnapshot, mergeSnapshots } from "./prices.ts";
 import { createPulumiStackFactory, locatePulumiCli } from "./stack.ts";
@@ -112,6 +113,9 @@ export async function azurePreflight(plan: Plan, options: AzurePreflightOptions,
 async function rehearsalPreflight(plan: Plan, options: AzurePreflightOptions): Promise<void> {
   if (options.sshFrom) throw new Error("--ssh-from does not apply to --rehearse: the emulated VMs accept SSH from the emulator's own runner address");
   const issues = validateForAzure(plan);
+  // The emulator hosts VNets in a /16 (Azure runs get a /8): a plan too large for it is refused now, not after it started.
+  const { ALLOWED_VNET_SPACE } = await import("./emulator/fabric/vnetRuleset.ts");
+  for (const i of addressPlanIssues(plan, ALLOWED_VNET_SPACE)) issues.push({ path: i.path, message: `${i.message} (a rehearsal's VNets live in ${ALLOWED_VNET_SPACE}; rehearse a smaller part of the experiment)` });
   if (issues.length) throw new AzureValidationError(issues, plan.experiment.name);
   const { checkLocalPrerequisites } = await import("../local/preflight.ts");
   const { EMULATOR_BINARIES } = await import("./emulator/prerequisites.ts");

@@ -25,6 +25,23 @@ import { bootVm, stopVm } from "./vm/bootVm.ts";
  */
 
 export const PLUGIN_BIN_DIR = fileURLToPath(new URL("./bin/", import.meta.url));
+/** What the real azure-native provider would authenticate with: blanked for a rehearsal's engine. */
+const AZURE_CREDENTIAL_ENV = [
+  "ARM_CLIENT_ID",
+  "ARM_CLIENT_SECRET",
+  "ARM_TENANT_ID",
+  "ARM_SUBSCRIPTION_ID",
+  "ARM_USE_MSI",
+  "ARM_USE_OIDC",
+  "ARM_OIDC_TOKEN",
+  "ARM_CLIENT_CERTIFICATE_PATH",
+  "AZURE_CLIENT_ID",
+  "AZURE_CLIENT_SECRET",
+  "AZURE_TENANT_ID",
+  "AZURE_SUBSCRIPTION_ID",
+  "AZURE_FEDERATED_TOKEN_FILE",
+];
+
 /** The environment variable that tells the provider plugin where ARM listens. */
 export const EMULATOR_SOCKET_ENV = "LATLAB_AZURE_EMULATOR";
 
@@ -50,6 +67,8 @@ export interface RunningEmulator {
   runnerAddress: string;
   /** Where VNets may live in this emulator. */
   addressSpace: string;
+  /** Is this an address the emulator handed out (a public IP of its /24, or its VNets' space)? */
+  owns(address: string): boolean;
   /** Every namespace this emulator creates starts with this. */
   namespacePrefix: string;
   cloud: Cloud;
@@ -121,8 +140,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         await fabric.sync(view);
       } catch (e) {
         log(`emulator: fabric: ${(e as Error).message}`);
+        throw e;
       }
     },
+    onWarning: (m) => log(`emulator: ${m}`),
     onLog: (entry) => appendFileSync(logPath, `${JSON.stringify(entry)}\n`),
     onKillRunner: (reason) => {
       appendFileSync(join(home, "killed-runner.txt"), `${new Date().toISOString()} ${reason}\n`);
@@ -131,9 +152,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     },
     onPersist: (s) => writeFileSync(statePath, `${JSON.stringify(s)}\n`),
   });
-  if (snapshot) await fabric.sync(cloud);
   let server: ArmServer;
   try {
+    if (snapshot) await fabric.sync(cloud);
     server = await startArmServer(cloud, socketPath, () => ({ subscription, runnerAddress: fabric.runnerAddress, addressSpace: ALLOWED_VNET_SPACE }));
   } catch (e) {
     await fabric.shutdown();
@@ -149,9 +170,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     runnerAddress: fabric.runnerAddress,
     addressSpace: ALLOWED_VNET_SPACE,
     namespacePrefix: emulatorNamespacePrefix(home),
+    owns: (address) => fabric.owns(address),
     cloud,
     env(base = process.env) {
-      return { PATH: [PLUGIN_BIN_DIR.replace(/\/$/, ""), base.PATH ?? ""].filter(Boolean).join(delimiter), [EMULATOR_SOCKET_ENV]: socketPath };
+      return {
+        PATH: [PLUGIN_BIN_DIR.replace(/\/$/, ""), base.PATH ?? ""].filter(Boolean).join(delimiter),
+        [EMULATOR_SOCKET_ENV]: socketPath,
+        // The engine must take the emulator's plugin from PATH ("ambient"), never a real azure-native
+        // it may also find; and a real one, were it run anyway, finds no credentials to deploy with.
+        PULUMI_IGNORE_AMBIENT_PLUGINS: "false",
+        ...Object.fromEntries(AZURE_CREDENTIAL_ENV.map((k) => [k, ""])),
+      };
     },
     operations: () => cloud.log,
     stop() {

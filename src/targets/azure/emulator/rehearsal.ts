@@ -1,8 +1,10 @@
 import { existsSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Rehearsal } from "../azureTarget.ts";
+import { LiveRunError } from "../destroyRun.ts";
 import { parseFaults } from "./arm/faults.ts";
 import { API_VERSIONS } from "./arm/typeRules.ts";
 import { ArmClient } from "./provider/armClient.ts";
@@ -40,8 +42,24 @@ export async function startRehearsal(runDir: string, log: (message: string) => v
 /** The emulator of a rehearsal that did not finish (the runner crashed): its ARM state and VMs as they were. */
 export async function resumeRehearsal(home: string, runDir: string, log: (message: string) => void): Promise<Rehearsal> {
   if (!existsSync(join(home, "state.json"))) throw new Error(`the rehearsal's emulator folder ${home} has no state.json: nothing to resume (was it removed?)`);
+  // Its emulator still answering means the run is still going: a second one would take its socket and fabric.
+  if (await socketAnswers(join(home, "arm.sock"))) {
+    throw new LiveRunError(`the rehearsal's emulator is still running (${join(home, "arm.sock")} answers): is the run still going? Wait for it to end, then run this again`);
+  }
   log(`emulator: resuming the rehearsal's emulator from ${home}`);
   return rehearsalOf(await startEmulator({ home, log }), runDir, DEFAULT_READY_TIMEOUT_S);
+}
+
+function socketAnswers(path: string): Promise<boolean> {
+  if (!existsSync(path)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const s = connect(path);
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once("error", () => resolve(false));
+  });
 }
 
 function rehearsalOf(emulator: RunningEmulator, runDir: string, readyTimeoutSeconds: number): Rehearsal {
@@ -52,6 +70,7 @@ function rehearsalOf(emulator: RunningEmulator, runDir: string, readyTimeoutSeco
     addressSpace: emulator.addressSpace,
     env: emulator.env(),
     readyTimeoutSeconds,
+    owns: (address) => emulator.owns(address),
     groups: {
       async tags(name) {
         const g = await client.get(`/subscriptions/${emulator.subscription}/resourceGroups/${name}`, API_VERSIONS.resources);

@@ -40,10 +40,10 @@ export async function startArmServer(cloud: Cloud, socketPath: string, info: () 
   await rm(socketPath, { force: true });
   const server: Server = createServer((req, res) => {
     void (async () => {
-      const url = new URL(req.url ?? "/", "http://arm.emulator");
-      const path = decodeURIComponent(url.pathname);
-      const apiVersion = url.searchParams.get("api-version") ?? undefined;
       try {
+        const url = new URL(req.url ?? "/", "http://arm.emulator");
+        const path = decodeURIComponent(url.pathname);
+        const apiVersion = url.searchParams.get("api-version") ?? undefined;
         if (path === INFO_PATH) return send(res, 200, info());
         if (path.startsWith(OPERATIONS_PATH)) {
           const op = cloud.operation(path.slice(OPERATIONS_PATH.length));

@@ -102,6 +102,8 @@ export interface CloudOptions {
   onChange?: (view: CloudView) => Promise<void>;
   /** Called with every log entry as it is written (the emulator appends them to a file). */
   onLog?: (entry: OperationLogEntry) => void;
+  /** Told what could not be saved or logged (the run goes on). */
+  onWarning?: (message: string) => void;
   /** Called after every change worth persisting. */
   onPersist?: (snapshot: CloudSnapshot) => void;
   /** State to resume (a previous emulator's, from its state file). */
@@ -289,7 +291,10 @@ export class Cloud implements CloudView {
       }
       const parent = r.parentKey ? this.resources.get(r.parentKey) : undefined;
       if (rules.serializeOnParent && parent && parent.type !== RESOURCE_GROUP_TYPE) this.assertParentQuiet(parent, parsed);
-      if (r.type !== RESOURCE_GROUP_TYPE) {
+      if (r.type === RESOURCE_GROUP_TYPE) {
+        const inFlight = this.all().find((x) => x.resourceGroup.toLowerCase() === r.resourceGroup.toLowerCase() && x.key !== r.key && (x.state === "Creating" || x.state === "Updating" || x.state === "Deleting"));
+        if (inFlight) throw new ArmError(409, "AnotherOperationInProgress", `Resource group '${r.name}' cannot be deleted now: ${inFlight.type} '${inFlight.name}' is ${inFlight.state.toLowerCase()}. Retry when its operation has finished.`);
+      } else {
         const busy = rules.inUse?.(r, this);
         if (busy) throw busy;
         if (this.faultBook.take("delete-conflict", r.type, r.name)) {
@@ -388,8 +393,17 @@ export class Cloud implements CloudView {
       if (parentWasSucceeded && parent.state === "Updating" && this.resources.has(parent.key)) parent.state = "Succeeded";
       this.persist();
       // The kernel follows before the operation is reported done: a client acting on "Succeeded"
-      // (a peering, an NSG rule) must find it in effect, as on Azure.
-      await this.options.onChange?.(this).catch(() => undefined);
+      // (a peering, an NSG rule) must find it in effect, as on Azure. If it cannot, the operation failed.
+      try {
+        await this.options.onChange?.(this);
+      } catch (e) {
+        const err = new ArmError(500, "InternalServerError", `the emulator could not put ${r.type} '${r.name}' into effect: ${(e as Error).message}`);
+        if (outcome.status === "Succeeded" && kind === "put" && this.resources.has(r.key)) {
+          r.state = "Failed";
+          r.error = err.toBody().error;
+        }
+        if (outcome.status === "Succeeded") outcome = { status: "Failed", err };
+      }
       if (outcome.status === "Succeeded") {
         op.status = "Succeeded";
         this.record("complete", r, 200, "Succeeded");
@@ -483,11 +497,20 @@ export class Cloud implements CloudView {
   private record(method: OperationLogEntry["method"], r: Pick<StoredResource, "type" | "name" | "id">, status: number, outcome: string, message?: string): void {
     const entry: OperationLogEntry = { seq: this.logEntries.length + 1, at: Date.now() - this.started, method, type: r.type, name: r.name, id: r.id, status, outcome, ...(message ? { message } : {}) };
     this.logEntries.push(entry);
-    this.options.onLog?.(entry);
+    try {
+      this.options.onLog?.(entry);
+    } catch (e) {
+      this.options.onWarning?.(`could not write the operations log: ${(e as Error).message}`);
+    }
   }
 
   private persist(): void {
-    this.options.onPersist?.(this.snapshot());
+    try {
+      this.options.onPersist?.(this.snapshot());
+    } catch (e) {
+      // A full disk must not take the run down with it; the state in memory is still right.
+      this.options.onWarning?.(`could not save the emulator's state: ${(e as Error).message}`);
+    }
   }
 }
 

@@ -205,11 +205,17 @@ export function createTypeRules(deps: TypeRulesDeps): Record<string, TypeRules> 
     },
   };
 
-  /** A peering is Connected when its remote VNet has the peering back; Initiated until then. */
-  const peeringState = (r: StoredResource, view: CloudView): "Connected" | "Initiated" => {
+  /**
+   * A peering is Connected when its remote VNet has the peering back; Initiated until then. One
+   * whose other side was deleted is Disconnected and stays so (Azure wants it deleted and made again).
+   */
+  const peeringState = (r: StoredResource, view: CloudView): "Connected" | "Initiated" | "Disconnected" => {
+    if (props(r.body).peeringState === "Disconnected") return "Disconnected";
     const remote = refId(props(r.body).remoteVirtualNetwork);
     const local = r.parentKey;
-    const back = remote ? view.all(TYPES.peering).find((p) => p.parentKey === idKey(remote) && p.state !== "Deleting" && idKey(refId(props(p.body).remoteVirtualNetwork) ?? "") === local) : undefined;
+    const back = remote
+      ? view.all(TYPES.peering).find((p) => p.parentKey === idKey(remote) && p.state !== "Deleting" && props(p.body).peeringState !== "Disconnected" && idKey(refId(props(p.body).remoteVirtualNetwork) ?? "") === local)
+      : undefined;
     return back ? "Connected" : "Initiated";
   };
   const refreshPeerings = (view: CloudView) => {
@@ -490,7 +496,7 @@ export function createTypeRules(deps: TypeRulesDeps): Record<string, TypeRules> 
       }
       p.vmId ??= (old && str(props(old.body).vmId)) ?? randomUUID();
       p.timeCreated ??= (old && str(props(old.body).timeCreated)) ?? new Date().toISOString();
-      if (!r.runtime.faultDomain) {
+      if (r.runtime.faultDomain === undefined) {
         // Fault and update domains: round-robin within the availability set; 0 otherwise.
         const avsetId = refId(p.availabilitySet);
         const avset = avsetId ? view.get(avsetId) : undefined;

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { execCommand, mustExec, type ExecFn } from "../../../local/exec.ts";
 import { cidrContains, cidrOverlaps, intToIp, ipToInt, parseCidr, parseInUsePrefixes, parseLinkNames, parseNetnsList, type Cidr } from "../../../local/names.ts";
@@ -49,6 +49,44 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 const props = (r: StoredResource): Record<string, unknown> => (isRecord(r.body.properties) ? r.body.properties : {});
 const refId = (v: unknown): string | undefined => (isRecord(v) && typeof v.id === "string" ? v.id : undefined);
 const lower = (s: string | undefined) => (s ?? "").toLowerCase();
+
+const PICK_LOCK = "/run/latlab-azure-emulator.lock";
+
+/** Runs `work` holding a machine-wide lock (a directory: mkdir is atomic); a lock older than a minute is a dead holder's. */
+async function withMachineLock<T>(path: string, work: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await mkdir(path);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      const age = Date.now() - ((await stat(path).catch(() => null))?.mtimeMs ?? Date.now());
+      if (age > 60_000) await rm(path, { recursive: true, force: true });
+      else if (attempt > 600) throw new Error(`azure emulator: ${path} has been held for a minute; remove it if no emulator is starting`);
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
+/** The inet namespace's filter: only the public /24 may be forwarded to the root namespace. */
+export function edgeRuleset(publicBlock: string): string {
+  return [
+    "table inet latlab_edge {}",
+    "delete table inet latlab_edge",
+    "table inet latlab_edge {",
+    "  chain forward {",
+    "    type filter hook forward priority 0; policy accept;",
+    `    oifname "root0" ip saddr != ${publicBlock} drop`,
+    "  }",
+    "}",
+    "",
+  ].join("\n");
+}
 
 const ROUTER_SYSCTLS =
   "echo 1 > /proc/sys/net/ipv4/ip_forward && for c in all default; do echo 0 > /proc/sys/net/ipv4/conf/$c/rp_filter; done";
@@ -109,21 +147,38 @@ export class Fabric implements NetworkAllocator, VmHooks {
       this.log(`resuming the fabric on ${intToIp(this.publicBlock.network)}/24`);
       return;
     }
-    const addrs = await mustExec(this.exec, ["ip", "-4", "-o", "addr", "show"], "azure emulator: listing root addresses");
-    const routes = await mustExec(this.exec, ["ip", "-4", "route", "show", "table", "all"], "azure emulator: listing root routes");
-    const inUse = parseInUsePrefixes(addrs.stdout, routes.stdout);
-    const pool = parseCidr(PUBLIC_POOL_SPACE);
-    // From the top of the pool down: the local target takes its management /30s from the bottom up.
-    let block: Cidr | undefined;
-    for (let n = 2 ** (24 - pool.prefix) - 1; n >= 0; n--) {
-      const c = { network: pool.network + n * 256, prefix: 24 };
-      if (!inUse.some((u) => cidrOverlaps(u, c))) {
-        block = c;
-        break;
+    // Two emulators starting at once must not pick the same /24: the choice and the setup are one step.
+    await withMachineLock(PICK_LOCK, async () => {
+      const addrs = await mustExec(this.exec, ["ip", "-4", "-o", "addr", "show"], "azure emulator: listing root addresses");
+      const routes = await mustExec(this.exec, ["ip", "-4", "route", "show", "table", "all"], "azure emulator: listing root routes");
+      const inUse = parseInUsePrefixes(addrs.stdout, routes.stdout);
+      const pool = parseCidr(PUBLIC_POOL_SPACE);
+      // From the top of the pool down: the local target takes its management /30s from the bottom up.
+      let block: Cidr | undefined;
+      for (let n = 2 ** (24 - pool.prefix) - 1; n >= 0; n--) {
+        const c = { network: pool.network + n * 256, prefix: 24 };
+        if (!inUse.some((u) => cidrOverlaps(u, c))) {
+          block = c;
+          break;
+        }
       }
-    }
-    if (!block) throw new Error(`azure emulator: no free /24 in ${PUBLIC_POOL_SPACE} for public addresses`);
-    this.publicBlock = block;
+      if (!block) throw new Error(`azure emulator: no free /24 in ${PUBLIC_POOL_SPACE} for public addresses`);
+      try {
+        await this.createEdge(block);
+      } catch (e) {
+        // Half an edge is worse than none: nothing would know to remove it.
+        await this.exec(["ip", "netns", "del", this.names.inet]);
+        await this.exec(["ip", "link", "del", this.names.rootLink]);
+        throw e;
+      }
+      this.publicBlock = block;
+      this.runnerAddress = intToIp(block.network + 1);
+    });
+    this.log(`fabric up: public addresses ${intToIp(this.publicBlock!.network)}/24, the runner is ${this.runnerAddress}`);
+  }
+
+  /** The inet namespace, its link to the root namespace, and the route to the public /24 through it. */
+  private async createEdge(block: Cidr): Promise<void> {
     const root = intToIp(block.network + 1);
     const inet = intToIp(block.network + 2);
     const ns = this.names.inet;
@@ -135,9 +190,21 @@ export class Fabric implements NetworkAllocator, VmHooks {
     await this.run(["ip", "link", "set", this.names.rootLink, "up"], `${this.names.rootLink} up`);
     await this.run(["ip", "-n", ns, "addr", "add", `${inet}/30`, "dev", "root0"], `${ns}: addressing root0`);
     await this.run(["ip", "-n", ns, "link", "set", "root0", "up"], `${ns}: root0 up`);
+    // Only public addresses reach the root namespace: a packet from a VM's private address (a VM
+    // without a public IP) would get an answer the root namespace sends out by its default route.
+    await this.applyNft(ns, "edge", edgeRuleset(`${intToIp(block.network)}/24`));
     await this.run(["ip", "route", "add", `${intToIp(block.network)}/24`, "via", inet, "dev", this.names.rootLink], "routing the public addresses");
-    this.runnerAddress = root;
-    this.log(`fabric up: public addresses ${intToIp(block.network)}/24, the runner is ${root}`);
+  }
+
+  /** An address of this fabric: a public IP of its /24, or inside the space its VNets may use. */
+  owns(address: string): boolean {
+    let n: number;
+    try {
+      n = ipToInt(address);
+    } catch {
+      return false;
+    }
+    return (this.publicBlock !== null && cidrContains(this.publicBlock, n)) || cidrContains(parseCidr(ALLOWED_VNET_SPACE), n);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -302,15 +369,22 @@ export class Fabric implements NetworkAllocator, VmHooks {
     const ns = this.names.vnet(v.seq);
     const t = vnetTransit(v.seq);
     this.log(`VNet ${v.name}: router namespace ${ns}`);
-    await this.run(["ip", "netns", "add", ns], `creating ${ns}`);
-    await this.run(["ip", "-n", ns, "link", "set", "lo", "up"], `${ns}: lo up`);
-    await this.run(["ip", "netns", "exec", ns, "sh", "-c", ROUTER_SYSCTLS], `${ns}: forwarding`);
-    await this.run(["ip", "-n", this.names.inet, "link", "add", `vn${v.seq}`, "type", "veth", "peer", "name", "inet0", "netns", ns], `${ns}: link to the internet`);
-    await this.run(["ip", "-n", this.names.inet, "addr", "add", `${t.inet}/30`, "dev", `vn${v.seq}`], `${ns}: internet side address`);
-    await this.run(["ip", "-n", this.names.inet, "link", "set", `vn${v.seq}`, "up"], `${ns}: internet side up`);
-    await this.run(["ip", "-n", ns, "addr", "add", `${t.router}/30`, "dev", "inet0"], `${ns}: router address`);
-    await this.run(["ip", "-n", ns, "link", "set", "inet0", "up"], `${ns}: inet0 up`);
-    await this.run(["ip", "-n", ns, "route", "add", "default", "via", t.inet, "dev", "inet0"], `${ns}: default route`);
+    try {
+      await this.run(["ip", "netns", "add", ns], `creating ${ns}`);
+      await this.run(["ip", "-n", ns, "link", "set", "lo", "up"], `${ns}: lo up`);
+      await this.run(["ip", "netns", "exec", ns, "sh", "-c", ROUTER_SYSCTLS], `${ns}: forwarding`);
+      await this.run(["ip", "-n", this.names.inet, "link", "add", `vn${v.seq}`, "type", "veth", "peer", "name", "inet0", "netns", ns], `${ns}: link to the internet`);
+      await this.run(["ip", "-n", this.names.inet, "addr", "add", `${t.inet}/30`, "dev", `vn${v.seq}`], `${ns}: internet side address`);
+      await this.run(["ip", "-n", this.names.inet, "link", "set", `vn${v.seq}`, "up"], `${ns}: internet side up`);
+      await this.run(["ip", "-n", ns, "addr", "add", `${t.router}/30`, "dev", "inet0"], `${ns}: router address`);
+      await this.run(["ip", "-n", ns, "link", "set", "inet0", "up"], `${ns}: inet0 up`);
+      await this.run(["ip", "-n", ns, "route", "add", "default", "via", t.inet, "dev", "inet0"], `${ns}: default route`);
+    } catch (e) {
+      // A router half made would be taken for a whole one by the next sync: none at all instead.
+      await this.exec(["ip", "netns", "del", ns]);
+      await this.exec(["ip", "-n", this.names.inet, "link", "del", `vn${v.seq}`]);
+      throw e;
+    }
   }
 
   private async applyNft(ns: string, what: string, script: string): Promise<void> {

@@ -147,6 +147,36 @@ describe("the emulator's ARM: requests and long-running operations", () => {
     await put(cloud, `${NET}/virtualNetworks/b/virtualNetworkPeerings/to-a`, N, { properties: { remoteVirtualNetwork: { id: `${NET}/virtualNetworks/a` } } });
     expect(cloud.read(`${NET}/virtualNetworks/a/virtualNetworkPeerings/to-b`)).toMatchObject({ properties: { peeringState: "Connected" } });
     expect(cloud.read(`${NET}/virtualNetworks/b/virtualNetworkPeerings/to-a`)).toMatchObject({ properties: { peeringState: "Connected" } });
+    // One side deleted: the other is Disconnected, and stays so when the first is made again (Azure wants both remade).
+    cloud.delete(`${NET}/virtualNetworks/b/virtualNetworkPeerings/to-a`, N);
+    await cloud.idle();
+    expect(cloud.read(`${NET}/virtualNetworks/a/virtualNetworkPeerings/to-b`)).toMatchObject({ properties: { peeringState: "Disconnected" } });
+    await put(cloud, `${NET}/virtualNetworks/b/virtualNetworkPeerings/to-a`, N, { properties: { remoteVirtualNetwork: { id: `${NET}/virtualNetworks/a` } } });
+    expect(cloud.read(`${NET}/virtualNetworks/b/virtualNetworkPeerings/to-a`)).toMatchObject({ properties: { peeringState: "Initiated" } });
+    expect(cloud.read(`${NET}/virtualNetworks/a/virtualNetworkPeerings/to-b`)).toMatchObject({ properties: { peeringState: "Disconnected" } });
+  });
+
+  it("will not delete a resource group while something in it is still being created", async () => {
+    const { cloud } = harness({ delay: 40 });
+    await put(cloud, RG, API_VERSIONS.resources, { location: "uksouth" });
+    cloud.put(`${NET}/networkSecurityGroups/g1`, N, { location: "uksouth", properties: { securityRules: [] } });
+    expect(armError(() => cloud.delete(RG, API_VERSIONS.resources))).toMatchObject({ status: 409, code: "AnotherOperationInProgress" });
+    await cloud.idle();
+    expect(cloud.delete(RG, API_VERSIONS.resources).status).toBe(202);
+    await cloud.idle();
+  });
+
+  it("an operation whose effect cannot be put into the kernel fails (it is not reported Succeeded)", async () => {
+    const rules = createTypeRules({
+      schemaCheck: () => [],
+      network: { allocatePublicIp: () => "198.19.255.8", releasePublicIp: () => undefined, addressSpaceProblem: () => undefined },
+      vm: { startVm: async () => undefined, stopVm: async () => undefined },
+    });
+    const cloud = new Cloud({ subscription: SUB, rules, delays: { default: 5 }, onChange: async () => { throw new Error("nft: syntax error"); } });
+    const r = cloud.put(RG, API_VERSIONS.resources, { location: "uksouth" });
+    await cloud.idle();
+    expect(cloud.operation(r.operation)).toMatchObject({ status: "Failed", error: { code: "InternalServerError", message: expect.stringContaining("nft: syntax error") } });
+    expect(cloud.read(RG)).toMatchObject({ properties: { provisioningState: "Failed" } });
   });
 
   it("checks addresses as the network RP does: subnet inside its VNet, no overlap, a static address inside the subnet, not reserved, not taken; overlapping VNets cannot peer", async () => {
