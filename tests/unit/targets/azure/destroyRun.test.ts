@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -186,6 +186,27 @@ describe("destroyRun (latlab destroy <runId>)", () => {
     expect(existsSync(join(locks, "stale.json.attrs"))).toBe(false);
     expect(existsSync(join(locks, "elsewhere.json"))).toBe(true);
     expect(lines.some((l) => l.includes(`removed a stale Pulumi lock of stack latlab-${RUN_ID} (pid ${dead} on ${hostname()} is gone)`))).toBe(true);
+  });
+
+  it("a run still going (its Pulumi lock's process alive here) is left alone: nothing opened, repaired or deleted", async () => {
+    const { root, runDir } = await leakedRun();
+    const locks = join(runDir, ".pulumi", "locks", "organization", "latlab", `latlab-${RUN_ID}`);
+    mkdirSync(locks, { recursive: true });
+    const live = spawn("sh", ["-c", "sleep 30", "pulumi-stand-in"], { stdio: "ignore" });
+    try {
+      writeFileSync(join(locks, "live.json"), JSON.stringify({ pid: live.pid, username: "root", hostname: hostname(), timestamp: "2026-01-01T12:00:00Z" }));
+      const f = fakeFactory();
+      const arm = fakeGroups({ owner: "latlab", runId: RUN_ID });
+      const report = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: f.factory, log: () => undefined, env: {}, runGroups: arm.groups });
+      expect(report.status).toBe("failed");
+      expect(report.errors.join("\n")).toMatch(new RegExp(`locked by a Pulumi process that is still running \\(pid ${live.pid} on .*is the run still going`));
+      expect(f.calls).toEqual([]);
+      expect(arm.deleted).toEqual([]);
+      expect(existsSync(join(locks, "live.json"))).toBe(true);
+      expect(readState(runDir).status).toBe("leaked");
+    } finally {
+      live.kill("SIGKILL");
+    }
   });
 
   it("a run folder given by path works (custom --out), and the printed command names that path", async () => {
