@@ -1,11 +1,24 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { describe, expect, it } from "vitest";
+import { delimiter, join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const latlab = (args: string[]) => spawnSync(process.execPath, [join(ROOT, "bin/latlab.js"), ...args], { cwd: ROOT, encoding: "utf8", env: { ...process.env, CI: "true" } });
+// What these tests promise: no Pulumi CLI (CI puts one on PATH for the rehearsal tests: take its
+// folder out, and give a HOME without ~/.pulumi), and no Azure credentials.
+const NO_PULUMI_PATH = (process.env.PATH ?? "")
+  .split(delimiter)
+  .filter((d) => d && !existsSync(join(d, "pulumi")))
+  .join(delimiter);
+const HOME = mkdtempSync(join(tmpdir(), "latlab-az-home-"));
+afterAll(() => rmSync(HOME, { recursive: true, force: true }));
+const latlab = (args: string[]) =>
+  spawnSync(process.execPath, [join(ROOT, "bin/latlab.js"), ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, CI: "true", PATH: NO_PULUMI_PATH, HOME, AZURE_SUBSCRIPTION_ID: "", ARM_SUBSCRIPTION_ID: "", AZURE_CLIENT_ID: "", ARM_CLIENT_ID: "" },
+  });
 
 describe("latlab --target azure, offline (no Pulumi CLI, no credentials here)", () => {
   it("plan --json lists every resource and a cost, under mocks", () => {
