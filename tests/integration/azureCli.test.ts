@@ -12,7 +12,15 @@ const NO_PULUMI_PATH = (process.env.PATH ?? "")
   .filter((d) => d && !existsSync(join(d, "pulumi")))
   .join(delimiter);
 const HOME = mkdtempSync(join(tmpdir(), "latlab-az-home-"));
-afterAll(() => rmSync(HOME, { recursive: true, force: true }));
+const made: string[] = [HOME];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "latlab-az-"));
+  made.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
 const latlab = (args: string[]) =>
   spawnSync(process.execPath, [join(ROOT, "bin/latlab.js"), ...args], {
     cwd: ROOT,
@@ -50,7 +58,7 @@ describe("latlab --target azure, offline (no Pulumi CLI, no credentials here)", 
   });
 
   it("run needs --ssh-from and creates nothing without it", () => {
-    const out = mkdtempSync(join(tmpdir(), "latlab-az-"));
+    const out = tempDir();
     const r = latlab(["run", "ppg-vs-zone", "--target", "azure", "--out", out]);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain("--ssh-from CIDR is required");
@@ -64,7 +72,7 @@ describe("latlab --target azure, offline (no Pulumi CLI, no credentials here)", 
   });
 
   it("run without the Pulumi CLI stops before anything is created and says how to install it", () => {
-    const out = mkdtempSync(join(tmpdir(), "latlab-az-"));
+    const out = tempDir();
     const r = latlab(["run", "ppg-vs-zone", "--target", "azure", "--ssh-from", "203.0.113.7/32", "--out", out]);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/estimated cost: \$/);
@@ -78,7 +86,7 @@ describe("latlab --target azure, offline (no Pulumi CLI, no credentials here)", 
     const planned = totals(latlab(["plan", "ppg-vs-zone", "--target", "azure", "--duration", "7"]).stdout);
     expect(planned).toHaveLength(2);
     expect(totals(latlab(["plan", "ppg-vs-zone", "--target", "azure"]).stdout)).not.toEqual(planned);
-    const out = mkdtempSync(join(tmpdir(), "latlab-az-"));
+    const out = tempDir();
     const r = latlab(["run", "ppg-vs-zone", "--target", "azure", "--ssh-from", "203.0.113.7/32", "--duration", "7", "--out", out]);
     expect(r.stderr).toMatch(/Azure resources \(offline/);
     expect(totals(r.stderr)).toEqual(planned);
