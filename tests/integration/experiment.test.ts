@@ -1,10 +1,13 @@
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
 import { BASE_PORT } from "../../src/runner/cellRunner.ts";
+import { tempDirs } from "../tempDirs.ts";
+
+const tempDir = tempDirs();
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin/latlab.js");
@@ -58,7 +61,7 @@ const readResults = (dir: string): Results => ResultsSchema.parse(JSON.parse(rea
 
 describe("npm run experiment -- ppg-vs-zone (local target, real namespaces)", () => {
   it("measures both variants, prints the comparison and leaves nothing behind", async () => {
-    const out = mkdtempSync(join(tmpdir(), "latlab-e2e-"));
+    const out = tempDir("latlab-e2e-");
     const run = await latlab(["run", "ppg-vs-zone", "--out", out, "--duration", "2"]);
     expect(run.stderr + run.stdout).not.toMatch(/Error:.*at /);
     expect(run.code, run.stderr).toBe(0);
@@ -94,7 +97,7 @@ describe("npm run experiment -- ppg-vs-zone (local target, real namespaces)", ()
   });
 
   it("tears everything down on SIGINT and still writes results", async () => {
-    const out = mkdtempSync(join(tmpdir(), "latlab-e2e-"));
+    const out = tempDir("latlab-e2e-");
     let sent = false;
     const run = await latlab(["run", "ppg-vs-zone", "--out", out, "--duration", "20"], (text, child) => {
       // After bring-up, while the first sockperf cell runs.
@@ -113,7 +116,7 @@ describe("npm run experiment -- ppg-vs-zone (local target, real namespaces)", ()
   });
 
   it("a Ctrl-C repeated during teardown (to the whole process group) does not break teardown", async () => {
-    const out = mkdtempSync(join(tmpdir(), "latlab-e2e-"));
+    const out = tempDir("latlab-e2e-");
     let first = false;
     let during = 0;
     let timer: NodeJS.Timeout | undefined;
@@ -145,7 +148,7 @@ describe("npm run experiment -- ppg-vs-zone (local target, real namespaces)", ()
   });
 
   it("records a failed cell with its error, measures the others, exits 2", async () => {
-    const out = mkdtempSync(join(tmpdir(), "latlab-e2e-"));
+    const out = tempDir("latlab-e2e-");
     // As soon as the run's server namespace exists, hold the port latlab will give the sockperf
     // server (measure 0), so that server dies at start as it would on a busy host.
     let squatter: ReturnType<typeof spawn> | undefined;
@@ -173,7 +176,7 @@ describe("npm run experiment -- ppg-vs-zone (local target, real namespaces)", ()
   });
 
   it("refuses a malformed experiment before creating anything", async () => {
-    const out = mkdtempSync(join(tmpdir(), "latlab-e2e-"));
+    const out = tempDir("latlab-e2e-");
     const run = await latlab(["run", "tests/fixtures/experiments/malformed-axis.ts", "--out", out]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("malformed-axis.ts");

@@ -1,9 +1,13 @@
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
+import { tempDirs } from "../tempDirs.ts";
+
+const tempDir = tempDirs();
+/** A safety net, not a budget: each seed's run measures for minutes on a shared 2-core machine. */
+const SEED_TIMEOUT_MS = 600_000;
 
 // Every seed's experiment, run for real on the local target with short durations, as
 // `npm run experiment -- <name>` runs it. Each test checks the tools and variants the issue
@@ -12,7 +16,7 @@ import { ResultsSchema, type Results } from "../../src/results/schema.ts";
 const ROOT = resolve(import.meta.dirname, "../..");
 
 function run(name: string, duration: string): Promise<{ code: number | null; stdout: string; stderr: string; results: Results }> {
-  const out = mkdtempSync(join(tmpdir(), `latlab-seed-${name}-`));
+  const out = tempDir(`latlab-seed-${name}-`);
   return new Promise((done) => {
     const child = spawn(process.execPath, [join(ROOT, "bin/latlab.js"), "run", name, "--out", out, "--duration", duration, "--quiet"], { cwd: ROOT });
     let stdout = "";
@@ -45,7 +49,7 @@ describe("the five seed experiments on the local target", () => {
     expect(stdout).toContain("host pairs compared:");
     expect(stdout).toMatch(/no break/);
     noNamespacesLeft();
-  });
+  }, SEED_TIMEOUT_MS);
 
   it("ppg-vs-zone (seeds 001, 003): sockperf, ping and qperf on both variants", async () => {
     const { code, stderr, results } = await run("ppg-vs-zone", "1");
@@ -53,7 +57,7 @@ describe("the five seed experiments on the local target", () => {
     expect(tools(results)).toEqual(["ping", "qperf", "sockperf"]);
     expect(results.variants.map((v) => v.id)).toEqual(["ppg=false", "ppg=true"]);
     noNamespacesLeft();
-  });
+  }, SEED_TIMEOUT_MS);
 
   it("accelnet-on-off (seeds 003, 004): AccelNet off/on × three placements, compared within each placement", async () => {
     const { code, stdout, stderr, results } = await run("accelnet-on-off", "1");
@@ -67,7 +71,7 @@ describe("the five seed experiments on the local target", () => {
     }
     expect(stdout).toContain("not emulated on local: accelnet");
     noNamespacesLeft();
-  });
+  }, SEED_TIMEOUT_MS);
 
   it("public-vs-peered (seed 002): hop count per path, iperf3 -P 4 with and without -w 32M, two sizes", async () => {
     const { code, stderr, results } = await run("public-vs-peered", "2");
@@ -86,7 +90,7 @@ describe("the five seed experiments on the local target", () => {
     expect(windowed.every((m) => m.params.parallel === 4 && m.summary!.count >= 2)).toBe(true);
     expect(okCells(results)).toBe(results.measurements.length);
     noNamespacesLeft();
-  });
+  }, SEED_TIMEOUT_MS);
 
   it("ppg-availability-set (seed 004): availability set with/without PPG × AccelNet off/on, qperf and iperf3, 10 repetitions", async () => {
     const { code, stderr, results } = await run("ppg-availability-set", "1");
@@ -106,5 +110,5 @@ describe("the five seed experiments on the local target", () => {
     ]);
     expect(latency.every((c) => c.variantSummary.count === 10)).toBe(true);
     noNamespacesLeft();
-  });
+  }, SEED_TIMEOUT_MS);
 });

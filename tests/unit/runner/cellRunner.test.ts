@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { NodeSSH } from "node-ssh";
 import { describe, expect, it } from "vitest";
@@ -7,6 +6,9 @@ import type { Cell } from "../../../src/plan/types.ts";
 import { cellSlug, failedCell, runCell } from "../../../src/runner/cellRunner.ts";
 import type { ClientOutput, ToolModule } from "../../../src/tools/types.ts";
 import { endpoint, fakeSsh, type Handler } from "./fakeSsh.ts";
+import { tempDirs } from "../../tempDirs.ts";
+
+const tempDir = tempDirs();
 
 const cell: Cell = {
   id: "v=1/probe/client->server",
@@ -57,7 +59,7 @@ const ctx = (ssh: NodeSSH, reconnectClient?: (failed: NodeSSH) => Promise<NodeSS
   cell,
   client: { endpoint: endpoint("d0", "client"), ssh, assetsDir: "/assets" },
   server: { endpoint: endpoint("d0", "server"), ssh: fakeSsh("server").ssh },
-  runDir: mkdtempSync(join(tmpdir(), "latlab-unit-cell-")),
+  runDir: tempDir("latlab-unit-cell-"),
   ...(reconnectClient ? { reconnectClient } : {}),
 });
 

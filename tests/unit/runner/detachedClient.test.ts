@@ -1,11 +1,13 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { getEventListeners } from "node:events";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { NodeSSH } from "node-ssh";
 import { describe, expect, it } from "vitest";
 import { followDetached, sleep, type DetachedOptions } from "../../../src/runner/detachedClient.ts";
 import { fakeSsh, type FakeSsh, type Handler } from "./fakeSsh.ts";
+import { tempDirs } from "../../tempDirs.ts";
+
+const tempDir = tempDirs();
 
 const spec = { pidFile: "/w/client.pid", outputFile: "/w/client.csv", pollSeconds: 0.05 };
 
@@ -38,7 +40,7 @@ function host() {
 }
 
 function options(over: Partial<DetachedOptions> & { getSsh: () => NodeSSH }): DetachedOptions & { logs: string[] } {
-  const dir = mkdtempSync(join(tmpdir(), "latlab-unit-detached-"));
+  const dir = tempDir("latlab-unit-detached-");
   const logs: string[] = [];
   return {
     spec,

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
@@ -9,6 +8,9 @@ import type { Progress } from "../../../src/runner/progress.ts";
 import { runExperiment, runStatus } from "../../../src/runner/runExperiment.ts";
 import type { HostEndpoint, Target } from "../../../src/targets/target.ts";
 import { delay, endpoint, fakeSsh, never, type FakeSsh } from "./fakeSsh.ts";
+import { tempDirs } from "../../tempDirs.ts";
+
+const tempDir = tempDirs();
 
 /** Two variants → two deployments of client + server; one ping each. */
 const plan: Plan = buildPlan(
@@ -40,7 +42,7 @@ function fakeTarget(hosts: (deployment: string, role: string) => HostEndpoint | 
 }
 
 const run = (target: Target, connect: Connect) => {
-  const runDir = mkdtempSync(join(tmpdir(), "latlab-unit-run-"));
+  const runDir = tempDir("latlab-unit-run-");
   return runExperiment({ source: "fake.ts", plan, target, runId: "unit", runDir, progress: silent, signal: new AbortController().signal, connect }).then((results) => ({ results, runDir }));
 };
 

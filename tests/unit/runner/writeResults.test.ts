@@ -1,9 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Results } from "../../../src/results/schema.ts";
 import { INVALID_RESULTS, INVALID_RESULTS_ERRORS, writeResults } from "../../../src/results/writeResults.ts";
+import { tempDirs } from "../../tempDirs.ts";
+
+const tempDir = tempDirs();
 
 const results: Results = {
   schemaVersion: 1,
@@ -31,14 +33,14 @@ const results: Results = {
 
 describe("writeResults", () => {
   it("writes valid results to results.json", () => {
-    const dir = mkdtempSync(join(tmpdir(), "latlab-unit-results-"));
+    const dir = tempDir("latlab-unit-results-");
     expect(writeResults(dir, results)).toBe(join(dir, "results.json"));
     expect(JSON.parse(readFileSync(join(dir, "results.json"), "utf8"))).toEqual(results);
     expect(existsSync(join(dir, INVALID_RESULTS))).toBe(false);
   });
 
   it("never loses a run's results to a validation bug: writes them beside the errors and names the file", () => {
-    const dir = mkdtempSync(join(tmpdir(), "latlab-unit-results-"));
+    const dir = tempDir("latlab-unit-results-");
     const bad = { ...results, status: "mostly-fine" } as unknown as Results;
     expect(() => writeResults(dir, bad)).toThrow(new RegExp(`written to ${join(dir, INVALID_RESULTS).replace(/[.]/g, "\\.")}.*status`, "s"));
     expect(JSON.parse(readFileSync(join(dir, INVALID_RESULTS), "utf8"))).toEqual(bad);
