@@ -220,6 +220,19 @@ describe("rehearsal with faults injected: one clear error, results on disk, noth
     expect(existsSync(home)).toBe(false);
     const ps = spawnSync("ps", ["-eo", "pid,args"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes(home));
     expect(ps).toEqual([]);
+    // The provider plugin the killed engine had started (its own process group: the kill missed it) is gone too.
+    const plugins = () =>
+      readdirSync("/proc")
+        .filter((p) => /^\d+$/.test(p))
+        .filter((p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("pulumi-resource-azure-native") && readFileSync(`/proc/${p}/environ`, "utf8").includes(home);
+          } catch {
+            return false;
+          }
+        });
+    for (let i = 0; i < 100 && plugins().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(plugins()).toEqual([]);
     expect(JSON.parse(readFileSync(join(dir, ".azure", "state.json"), "utf8"))).toMatchObject({ status: "destroyed" });
     const ops = readFileSync(join(dir, "azure-emulator", "operations.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as OperationLogEntry);
     expect(undeleted(ops)).toEqual([]);

@@ -30,4 +30,10 @@ const provider = new EmulatorProvider(
   },
   sdk.version,
 );
+// The engine starts plugins in their own process group, so a runner killed with its group (kill -9,
+// OOM) leaves this process behind, serving no one. It goes when the engine that started it does.
+const engine = process.ppid;
+setInterval(() => {
+  if (process.ppid !== engine) process.exit(0);
+}, 1000).unref();
 await main(provider, process.argv.slice(2));
