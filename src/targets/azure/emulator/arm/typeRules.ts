@@ -253,8 +253,11 @@ export function createTypeRules(deps: TypeRulesDeps): Record<string, TypeRules> 
     async deprovision(r, view) {
       r.state = "Deleting";
       refreshPeerings(view);
-      // The remote side is told its peer is gone.
-      for (const p of view.all(TYPES.peering)) if (p.key !== r.key && idKey(refId(props(p.body).remoteVirtualNetwork) ?? "") === r.parentKey) props(p.body).peeringState = "Disconnected";
+      // The remote side (its peering back to this VNet, and no other) is told its peer is gone.
+      const remote = idKey(refId(props(r.body).remoteVirtualNetwork) ?? "");
+      for (const p of view.all(TYPES.peering)) {
+        if (p.key !== r.key && p.parentKey === remote && idKey(refId(props(p.body).remoteVirtualNetwork) ?? "") === r.parentKey) props(p.body).peeringState = "Disconnected";
+      }
     },
   };
 

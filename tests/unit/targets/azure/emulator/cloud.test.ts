@@ -156,6 +156,21 @@ describe("the emulator's ARM: requests and long-running operations", () => {
     expect(cloud.read(`${NET}/virtualNetworks/a/virtualNetworkPeerings/to-b`)).toMatchObject({ properties: { peeringState: "Disconnected" } });
   });
 
+  it("deleting one peering disconnects only its way back, not another VNet's peering to the same VNet", async () => {
+    const { cloud } = harness();
+    await put(cloud, RG, API_VERSIONS.resources, { location: "uksouth" });
+    const vnets = { a: "198.18.0.0/20", b: "198.18.16.0/20", c: "198.18.32.0/20" };
+    for (const [n, p] of Object.entries(vnets)) await put(cloud, `${NET}/virtualNetworks/${n}`, N, { location: "uksouth", properties: { addressSpace: { addressPrefixes: [p] } } });
+    const peer = (from: string, to: string) => put(cloud, `${NET}/virtualNetworks/${from}/virtualNetworkPeerings/to-${to}`, N, { properties: { remoteVirtualNetwork: { id: `${NET}/virtualNetworks/${to}` } } });
+    for (const [f, t] of [["a", "b"], ["b", "a"], ["a", "c"], ["c", "a"]] as const) await peer(f, t);
+    cloud.delete(`${NET}/virtualNetworks/a/virtualNetworkPeerings/to-b`, N);
+    await cloud.idle();
+    const state = (f: string, t: string) => (cloud.read(`${NET}/virtualNetworks/${f}/virtualNetworkPeerings/to-${t}`) as { properties: { peeringState: string } }).properties.peeringState;
+    expect(state("b", "a")).toBe("Disconnected");
+    expect(state("c", "a")).toBe("Connected");
+    expect(state("a", "c")).toBe("Connected");
+  });
+
   it("will not delete a resource group while something in it is still being created", async () => {
     const { cloud } = harness({ delay: 40 });
     await put(cloud, RG, API_VERSIONS.resources, { location: "uksouth" });
