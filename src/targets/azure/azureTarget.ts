@@ -378,7 +378,9 @@ export class AzureTarget implements Target {
     // The emulator's VMs have no Accelerated Networking VF and no size's bandwidth: say so next to what the probe finds.
     if (s.rehearsal) {
       for (const h of hosts) {
-        Object.assign(h.actual, { accelnetEmulated: false, sizeEmulated: false });
+        // Nor placement: every VM of a VNet hangs off the same kind of bridge, whatever its zone, PPG or
+        // availability set, and regions differ by a link, not a distance. Differences are noise here.
+        Object.assign(h.actual, { accelnetEmulated: false, sizeEmulated: false, ppgEmulated: false, zoneEmulated: false, regionEmulated: false, availabilitySetEmulated: false });
         if (h.ready) h.ready.timeoutSeconds = s.rehearsal.readyTimeoutSeconds;
       }
     }
