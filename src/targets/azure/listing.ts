@@ -151,6 +151,7 @@ function summarize(type: string, i: Record<string, unknown>): Record<string, unk
         proximityPlacementGroup: refName(i.proximityPlacementGroup) ?? null,
         availabilitySet: refName(i.availabilitySet) ?? null,
         networkInterfaces: ((i.networkProfile as { networkInterfaces?: { id?: string }[] } | undefined)?.networkInterfaces ?? []).map((n) => lastSegment(n.id)),
+        networkInterfaceDeleteOptions: ((i.networkProfile as { networkInterfaces?: { deleteOption?: string }[] } | undefined)?.networkInterfaces ?? []).map((n) => n.deleteOption ?? null),
         image: `${image.publisher}:${image.offer}:${image.sku}:${image.version}`,
         computerName: os.computerName,
         adminUsername: os.adminUsername,
@@ -195,8 +196,8 @@ async function listUnderMocks(plan: Plan, settings: AzureSettings): Promise<Azur
           inputs: summary,
         });
         const state: Record<string, unknown> = { ...inputs, name };
-        // A documentation address (RFC 5737 TEST-NET-3): never a real host.
-        if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = `203.0.113.${nextIp++}`;
+        // An address of the benchmarking range (RFC 2544, 198.18.0.0/15) no machine has here: never contacted.
+        if (args.type === "azure-native:network:PublicIPAddress") state.ipAddress = `198.19.255.${nextIp++}`;
         return { id: mockId(args.type, name, inputs), state };
       },
       call(args) {
@@ -231,7 +232,7 @@ export function offlineSettings(plan: Plan, overrides: Partial<AzureSettings> = 
     settings: {
       runId: overrides.runId ?? "offline",
       experiment: overrides.experiment ?? plan.experiment.name,
-      sshFrom: overrides.sshFrom ?? "203.0.113.1/32",
+      sshFrom: overrides.sshFrom ?? "198.19.254.1/32",
       adminUsername: overrides.adminUsername ?? "latlab",
       sshPublicKey: overrides.sshPublicKey ?? throwawayRsaPublicKey(),
       hostKeys: overrides.hostKeys ?? Object.fromEntries(names.map((n) => [n, generateHostKey(`latlab-host-${n}`)])),

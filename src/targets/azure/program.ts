@@ -66,9 +66,9 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
     const tags = runTags(settings);
     const firstRegion = addresses.vnets[0]!.region;
 
-    // Time tags nobody configured (Pulumi.yaml without latlab:createdAt) are set at creation and
-    // then left alone: otherwise every `pulumi up` would retag everything with a new "now".
-    const keep: pulumi.CustomResourceOptions = settings.keepTags?.length ? { ignoreChanges: settings.keepTags.map((t) => `tags.${t}`) } : {};
+    // createdAt says when a resource was created: set once, never rewritten (a new "now" on every
+    // `pulumi up` would be a diff on every update). expiresAt too when nobody configured it.
+    const keep: pulumi.CustomResourceOptions = { ignoreChanges: [...new Set(["createdAt", ...(settings.keepTags ?? [])])].map((t) => `tags.${t}`) };
     const rg = new resources.ResourceGroup(prefix, { resourceGroupName: prefix, location: firstRegion, tags }, keep);
     const rgName = rg.name;
 
@@ -229,7 +229,9 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
           hardwareProfile: { vmSize: h.size },
           ...(ppg ? { proximityPlacementGroup: { id: ppg.id } } : {}),
           ...(avset ? { availabilitySet: { id: avset.id } } : {}),
-          networkProfile: { networkInterfaces: [{ id: nic.id, primary: true, deleteOption: "Delete" }] },
+          // The NIC is Pulumi's resource: "Detach" (Azure's default) leaves its deletion to Pulumi. With
+          // "Delete", Azure would remove it behind Pulumi's back when the VM goes.
+          networkProfile: { networkInterfaces: [{ id: nic.id, primary: true, deleteOption: "Detach" }] },
           osProfile: {
             computerName: host.name,
             adminUsername: settings.adminUsername,

@@ -141,7 +141,7 @@ function checkGraph(plan: Plan, settings: AzureSettings, l: AzureListing) {
       // Outputs: what the runner needs, with the pinned host key.
       expect(out.hostKey).toBe(settings.hostKeys[host]!.publicKey);
       expect(out.vmName).toBe(`${prefix}-${host}`);
-      expect(out.publicIp).toMatch(/^203\.0\.113\.\d+$/);
+      expect(out.publicIp).toMatch(/^198\.19\.255\.\d+$/);
     }
   }
   expect(l.outputs.hosts).toHaveLength(plan.estimate.hosts);
@@ -259,5 +259,37 @@ describe("secrets", () => {
     // And only the host's own key pair is private material: AzureSettings holds no client private key at all.
     expect(JSON.stringify({ ...settings, hostKeys: undefined })).not.toMatch(/PRIVATE KEY/);
     expect(SSH_FROM).toBe(settings.sshFrom);
+  });
+});
+
+describe("what Pulumi owns stays Pulumi's (issue 9, defect 6)", () => {
+  it("the VM detaches its NIC instead of deleting it: the NIC is a Pulumi resource, Azure must not delete it behind Pulumi's back", async () => {
+    const plan = planOf({ name: "nicdel", defaults: { region: "eastus", zone: "1", size: "Standard_D2s_v5" } });
+    const l = await listAzureResources(plan, settingsFor(plan));
+    const vms = of(l, T.vm);
+    expect(vms).toHaveLength(2);
+    for (const vm of vms) expect((vm.inputs as Inputs).networkInterfaceDeleteOptions, vm.name).toEqual(["Detach"]);
+  });
+
+  it("every tagged resource ignores later changes of its createdAt tag, so a second `up` is no diff", async () => {
+    const plan = planOf({ name: "tags", defaults: { region: "eastus", zone: "1", size: "Standard_D2s_v5" } });
+    const settings = settingsFor(plan);
+    const seen: { type: string; ignoreChanges: string[]; tagged: boolean }[] = [];
+    await pulumi.runtime.setMocks({ newResource: (a) => ({ id: a.name, state: { ...a.inputs, name: a.name, ipAddress: "198.19.255.1" } }), call: (a) => a.inputs }, "latlab", "tags", false);
+    const { createProgram } = await import("../../../../src/targets/azure/program.ts");
+    const program = createProgram(plan, settings);
+    // A stack transformation sees each resource's options as the program gave them (in-process, under mocks too).
+    await pulumi.runtime.runInPulumiStack(async () => {
+      pulumi.runtime.registerStackTransformation((args) => {
+        seen.push({ type: args.type, ignoreChanges: args.opts.ignoreChanges ?? [], tagged: typeof (args.props as Inputs).tags === "object" });
+        return undefined;
+      });
+      const out = await program();
+      await new Promise((r) => out.hosts.apply(r));
+      return {};
+    });
+    const tagged = seen.filter((s) => s.tagged);
+    expect(tagged.length).toBeGreaterThan(5);
+    for (const s of tagged) expect(s.ignoreChanges, s.type).toContain("tags.createdAt");
   });
 });
