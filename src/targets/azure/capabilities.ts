@@ -30,6 +30,18 @@ export interface SizeCapability {
   /** Hyper-V generations the size boots: decides the Ubuntu image (gen2 "server" or "server-gen1"). */
   generations: readonly (1 | 2)[];
   premiumStorage: boolean;
+  /**
+   * The vCPU quota the size counts against: `name.value` in the Compute usages API
+   * (`az vm list-usage`), the same string as `family` in the Resource SKUs API. Sources:
+   * microsoft/aspire src/Aspire.Hosting.Azure.Kubernetes/AksNodeVmSizes.cs @ 5bd693a, as rendered
+   * on aspire.dev ("VM sizes in the standardDSv5Family": D2s_v5…; likewise standardDSv4Family,
+   * standardDv5Family, standardBSFamily, standardDv2Family with D2_v2…D5_v2 and D11_v2…D14_v2,
+   * standardDSv2Family with DS11_v2…DS14_v2), and the series table in openshift/installer
+   * docs/user/azure/tested_instance_types_x86_64.md @ c38521c ("BS-series | standardBSFamily",
+   * "DSv2-series | standardDSv2Family", …). The 1-vCPU sizes (B1ls, B1s, B1ms, D1_v2) follow
+   * their series. Azure is the live truth: quota.ts checks against the `family` the SKUs API returns.
+   */
+  quotaFamily: string;
   source: Source;
 }
 
@@ -102,7 +114,7 @@ export const VM_SIZES: Readonly<Record<string, SizeCapability>> = {
       ["Standard_B16ms", 16, 64, null],
       ["Standard_B20ms", 20, 80, null],
     ],
-    { generations: [1, 2], premiumStorage: true, source: BV1 },
+    { generations: [1, 2], premiumStorage: true, quotaFamily: "standardBSFamily", source: BV1 },
     (name) => (["Standard_B12ms", "Standard_B16ms", "Standard_B20ms"].includes(name) ? "supported" : "unsupported"),
   ),
   ...series(
@@ -115,7 +127,7 @@ export const VM_SIZES: Readonly<Record<string, SizeCapability>> = {
       ["Standard_D48s_v4", 48, 192, 24000],
       ["Standard_D64s_v4", 64, 256, 30000],
     ],
-    { generations: [1, 2], premiumStorage: true, source: DSV4 },
+    { generations: [1, 2], premiumStorage: true, quotaFamily: "standardDSv4Family", source: DSV4 },
     () => "supported",
   ),
   ...series(
@@ -129,7 +141,7 @@ export const VM_SIZES: Readonly<Record<string, SizeCapability>> = {
       ["Standard_D64s_v5", 64, 256, 30000],
       ["Standard_D96s_v5", 96, 384, 35000],
     ],
-    { generations: [1, 2], premiumStorage: true, source: DSV5 },
+    { generations: [1, 2], premiumStorage: true, quotaFamily: "standardDSv5Family", source: DSV5 },
     () => "required",
   ),
   ...series(
@@ -139,7 +151,7 @@ export const VM_SIZES: Readonly<Record<string, SizeCapability>> = {
       ["Standard_D8_v5", 8, 32, 12500],
       ["Standard_D16_v5", 16, 64, 12500],
     ],
-    { generations: [1, 2], premiumStorage: false, source: DV5 },
+    { generations: [1, 2], premiumStorage: false, quotaFamily: "standardDv5Family", source: DV5 },
     () => "required",
   ),
   ...series(
@@ -150,7 +162,7 @@ export const VM_SIZES: Readonly<Record<string, SizeCapability>> = {
       ["Standard_D4_v2", 8, 28, 6000],
       ["Standard_D5_v2", 16, 56, 12000],
     ],
-    { generations: [1], premiumStorage: false, source: DV2 },
+    { generations: [1], premiumStorage: false, quotaFamily: "standardDv2Family", source: DV2 },
     // Dv2 is not hyper-threaded: two or more vCPUs (accelerated-networking overview).
     (_name, vcpus) => (vcpus >= 2 ? "supported" : "unsupported"),
   ),
@@ -161,7 +173,7 @@ export const VM_SIZES: Readonly<Record<string, SizeCapability>> = {
       ["Standard_D13_v2", 8, 56, 6000],
       ["Standard_D14_v2", 16, 112, 12000],
     ],
-    { generations: [1], premiumStorage: false, source: DSV2_MEMORY },
+    { generations: [1], premiumStorage: false, quotaFamily: "standardDv2Family", source: DSV2_MEMORY },
     () => "supported",
   ),
   ...series(
@@ -171,7 +183,7 @@ export const VM_SIZES: Readonly<Record<string, SizeCapability>> = {
       ["Standard_DS13_v2", 8, 56, 6000],
       ["Standard_DS14_v2", 16, 112, 12000],
     ],
-    { generations: [1, 2], premiumStorage: true, source: DSV2_MEMORY },
+    { generations: [1, 2], premiumStorage: true, quotaFamily: "standardDSv2Family", source: DSV2_MEMORY },
     () => "supported",
   ),
 };

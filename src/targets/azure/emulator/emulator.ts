@@ -8,6 +8,7 @@ import type { ExecFn } from "../../local/exec.ts";
 import { startArmServer, type ArmServer } from "./arm/armServer.ts";
 import { Cloud, type CloudSnapshot, type OperationLogEntry } from "./arm/cloud.ts";
 import type { Fault } from "./arm/faults.ts";
+import type { Capacity } from "./arm/subscriptionCapacity.ts";
 import { createTypeRules, TYPES } from "./arm/typeRules.ts";
 import { Fabric } from "./fabric/fabric.ts";
 import { ALLOWED_VNET_SPACE } from "./fabric/vnetRuleset.ts";
@@ -53,6 +54,8 @@ export interface EmulatorOptions {
    */
   home?: string;
   faults?: readonly Fault[];
+  /** The subscription's vCPU quotas and restricted sizes (default: generous limits, nothing restricted). */
+  capacity?: Capacity;
   /** Time an operation stays in progress, per ARM type (lower case) or "default", in ms. */
   delays?: Readonly<Record<string, number>>;
   log?: (message: string) => void;
@@ -128,6 +131,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     schemaCheck: (armType, body) => validateArmBodyForArmType(armType, body),
     network: fabric,
     vm: fabric,
+    ...(options.capacity ? { capacity: options.capacity } : {}),
   });
   const cloud = new Cloud({
     subscription,
@@ -155,7 +159,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   let server: ArmServer;
   try {
     if (snapshot) await fabric.sync(cloud);
-    server = await startArmServer(cloud, socketPath, () => ({ subscription, runnerAddress: fabric.runnerAddress, addressSpace: ALLOWED_VNET_SPACE }));
+    server = await startArmServer(cloud, socketPath, () => ({ subscription, runnerAddress: fabric.runnerAddress, addressSpace: ALLOWED_VNET_SPACE }), options.capacity);
   } catch (e) {
     await fabric.shutdown();
     throw e;

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { rm } from "node:fs/promises";
 import { ArmError } from "./armError.ts";
 import type { Cloud } from "./cloud.ts";
+import { capacityRoute, CapacitySchema, skusOf, usagesOf, type Capacity } from "./subscriptionCapacity.ts";
 
 /**
  * ARM's REST surface over a Unix socket (never a TCP port: nothing on any network can reach
@@ -36,7 +37,7 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-export async function startArmServer(cloud: Cloud, socketPath: string, info: () => Record<string, unknown>): Promise<ArmServer> {
+export async function startArmServer(cloud: Cloud, socketPath: string, info: () => Record<string, unknown>, capacity: Capacity = CapacitySchema.parse({})): Promise<ArmServer> {
   await rm(socketPath, { force: true });
   const server: Server = createServer((req, res) => {
     void (async () => {
@@ -48,6 +49,13 @@ export async function startArmServer(cloud: Cloud, socketPath: string, info: () 
         if (path.startsWith(OPERATIONS_PATH)) {
           const op = cloud.operation(path.slice(OPERATIONS_PATH.length));
           return send(res, 200, { id: op.id, status: op.status, ...(op.error ? { error: op.error } : {}) });
+        }
+        // The subscription's compute usages and SKUs (read-only lists, not resources).
+        const listing = req.method === "GET" ? capacityRoute(path, url.searchParams) : undefined;
+        if (listing?.kind === "usages") return send(res, 200, usagesOf(cloud, listing.region, capacity));
+        if (listing?.kind === "skus") {
+          if (!listing.region) throw new ArmError(400, "InvalidFilter", "The emulator serves resource SKUs for one location: $filter=location eq '<region>'.");
+          return send(res, 200, skusOf(listing.region, capacity));
         }
         switch (req.method) {
           case "GET":

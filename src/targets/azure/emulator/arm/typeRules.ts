@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { cidrContains, cidrOverlaps, intToIp, ipToInt, parseCidr, type Cidr } from "../../../local/names.ts";
 import { regionCapability, sizeCapability, RESERVED_ADMIN_NAMES } from "../../capabilities.ts";
+import { checkVmCapacity, CapacitySchema, type Capacity } from "./subscriptionCapacity.ts";
 import { ArmError } from "./armError.ts";
 import type { CloudView, StoredResource, TypeRules } from "./cloud.ts";
 import type { FaultBook } from "./faults.ts";
@@ -71,6 +72,8 @@ export interface TypeRulesDeps {
   schemaCheck: SchemaCheck;
   network: NetworkAllocator;
   vm: VmHooks;
+  /** The subscription's vCPU quotas and size restrictions (default: generous limits, nothing restricted). */
+  capacity?: Capacity;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -80,6 +83,7 @@ const refId = (v: unknown): string | undefined => (isRecord(v) && typeof v.id ==
 const zonesOf = (body: Record<string, unknown>): string[] => (Array.isArray(body.zones) ? body.zones.filter((z): z is string => typeof z === "string") : []);
 const sameLocation = (a: unknown, b: unknown) => typeof a === "string" && typeof b === "string" && a.replace(/\s/g, "").toLowerCase() === b.replace(/\s/g, "").toLowerCase();
 const bad = (code: string, message: string) => new ArmError(400, code, message);
+const NO_RESTRICTIONS: Capacity = CapacitySchema.parse({});
 
 function schema(deps: TypeRulesDeps, type: string, body: Record<string, unknown>): void {
   const issues = deps.schemaCheck(type, body);
@@ -424,6 +428,7 @@ export function createTypeRules(deps: TypeRulesDeps): Record<string, TypeRules> 
       if (!size || !cap) throw bad("InvalidParameter", `The value '${size}' provided for the VM size is not valid (the emulator knows the sizes in latlab's capability table).`);
       if (zones.length > 1) throw bad("InvalidParameter", `Virtual machine '${id.name}' can be placed in one zone only.`);
       const zone = zones[0];
+      if (!existing) checkVmCapacity(view, deps.capacity ?? NO_RESTRICTIONS, { key: id.key, name: id.name, region: location, size, ...(zone ? { zone } : {}) });
 
       const os = isRecord(p.osProfile) ? p.osProfile : {};
       const admin = str(os.adminUsername);

@@ -3,6 +3,8 @@ import { ArmError } from "../../../../../src/targets/azure/emulator/arm/armError
 import { Cloud, type CloudSnapshot } from "../../../../../src/targets/azure/emulator/arm/cloud.ts";
 import type { Fault } from "../../../../../src/targets/azure/emulator/arm/faults.ts";
 import { API_VERSIONS, createTypeRules, type SchemaCheck } from "../../../../../src/targets/azure/emulator/arm/typeRules.ts";
+import { capacityRoute, parseCapacity, skusOf, usagesOf, type Capacity } from "../../../../../src/targets/azure/emulator/arm/subscriptionCapacity.ts";
+import { checkCapacity, ResourceSkuListSchema, UsageListSchema, type RegionNeed } from "../../../../../src/targets/azure/quota.ts";
 import { validateArmBodyForArmType } from "../../../../../src/targets/azure/emulator/spec/armSpec.ts";
 
 const SUB = "00000000-0000-4000-8000-000000000001";
@@ -20,7 +22,7 @@ interface Harness {
   stopped: string[];
 }
 
-function harness(options: { faults?: Fault[]; delay?: number; schema?: SchemaCheck; snapshot?: CloudSnapshot } = {}): Harness {
+function harness(options: { faults?: Fault[]; delay?: number; schema?: SchemaCheck; snapshot?: CloudSnapshot; capacity?: Capacity } = {}): Harness {
   const started: string[] = [];
   const stopped: string[] = [];
   let next = 8;
@@ -35,6 +37,7 @@ function harness(options: { faults?: Fault[]; delay?: number; schema?: SchemaChe
         stopped.push(vm.name);
       },
     },
+    ...(options.capacity ? { capacity: options.capacity } : {}),
   });
   const cloud = new Cloud({ subscription: SUB, rules, faults: options.faults ?? [], delays: { default: options.delay ?? 5 }, ...(options.snapshot ? { snapshot: options.snapshot } : {}) });
   return { cloud, started, stopped };
@@ -380,5 +383,47 @@ describe("the emulator's ARM: its record", () => {
     const second = harness({ snapshot });
     expect(second.cloud.read(RG)).toMatchObject({ properties: { provisioningState: "Succeeded" } });
     expect(second.cloud.read(`${NET}/virtualNetworks/v1`)).toMatchObject({ properties: { provisioningState: "Failed" } });
+  });
+});
+
+describe("the emulator's ARM: the subscription's quotas and sizes (issue 9)", () => {
+  it("refuses a VM past a family's vCPU quota with Azure's OperationNotAllowed and its figures; nothing is stored", async () => {
+    const { cloud, started } = harness({ capacity: parseCapacity(JSON.stringify({ limits: { standardDSv5Family: 4 } })) });
+    await network(cloud);
+    await put(cloud, `${NET}/networkInterfaces/a`, N, nic("a", "198.18.0.4"));
+    await put(cloud, `${NET}/networkInterfaces/b`, N, nic("b", "198.18.0.5"));
+    await put(cloud, `${COMPUTE}/virtualMachines/a`, C, vm("a", {}, "Standard_D4s_v5"));
+    const e = armError(() => cloud.put(`${COMPUTE}/virtualMachines/b`, C, vm("b", {}, "Standard_D2s_v5")));
+    expect(e).toMatchObject({ status: 409, code: "OperationNotAllowed" });
+    expect(e.message).toContain("exceeding approved standardDSv5Family Cores quota");
+    expect(e.message).toContain("Location: uksouth, Current Limit: 4, Current Usage: 4, Additional Required: 2, (Minimum) New Limit Required: 6");
+    expect(cloud.get(`${COMPUTE}/virtualMachines/b`)).toBeUndefined();
+    expect(started).toEqual(["a"]);
+  });
+
+  it("refuses a size restricted in one zone there only (SkuNotAvailable), and serves usages and SKUs latlab's own check reads", async () => {
+    const capacity = parseCapacity(JSON.stringify({ limits: { cores: 3 }, restricted: [{ size: "Standard_D2s_v5", region: "uksouth", zones: ["1"] }] }));
+    const { cloud } = harness({ capacity });
+    await network(cloud);
+    await put(cloud, `${NET}/networkInterfaces/a`, N, nic("a", "198.18.0.4"));
+    expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/a`, C, vm("a")))).toMatchObject({ status: 409, code: "SkuNotAvailable" });
+    await put(cloud, `${COMPUTE}/virtualMachines/a`, C, vm("a", { }, "Standard_D2s_v4"));
+
+    const usages = UsageListSchema.parse(usagesOf(cloud, "uksouth", capacity)).value;
+    expect(usages.find((u) => u.name.value === "cores")).toMatchObject({ currentValue: 2, limit: 3 });
+    expect(usages.find((u) => u.name.value === "standardDSv4Family")).toMatchObject({ currentValue: 2, limit: 350, name: { localizedValue: "Standard DSv4 Family vCPUs" } });
+    const skus = ResourceSkuListSchema.parse(skusOf("uksouth", capacity)).value;
+    // The plan needs 2 more vCPUs of Standard_D2s_v5 in zone 1: both the restriction and the total quota are reported.
+    const need: RegionNeed = { region: "uksouth", totalVcpus: 2, families: [{ family: "standardDSv5Family", vcpus: 2, sizes: [{ size: "Standard_D2s_v5", vcpusEach: 2, count: 1, zones: ["1"] }] }] };
+    const issues = checkCapacity([need], { uksouth: usages }, { uksouth: skus });
+    expect(issues.map((i) => i.kind).sort()).toEqual(["quota", "size-unavailable"]);
+  });
+
+  it("routes the two list APIs, and nothing else", () => {
+    const q = (s: string) => new URLSearchParams(s);
+    expect(capacityRoute(`/subscriptions/${SUB}/providers/Microsoft.Compute/locations/NorthEurope/usages`, q("api-version=2024-11-01"))).toEqual({ kind: "usages", region: "northeurope" });
+    expect(capacityRoute(`/subscriptions/${SUB}/providers/Microsoft.Compute/skus`, q("$filter=location eq 'uksouth'"))).toEqual({ kind: "skus", region: "uksouth" });
+    expect(capacityRoute(`${COMPUTE}/virtualMachines/a`, q(""))).toBeUndefined();
+    expect(() => parseCapacity('{"limits":{"cores":-1}}')).toThrow(/LATLAB_EMULATOR_CAPACITY: \[limits.cores\]/);
   });
 });

@@ -1,0 +1,117 @@
+import type { z } from "zod";
+import { ResourceSkuListSchema, UsageListSchema, type ResourceSku, type Usage } from "./quota.ts";
+
+/**
+ * Reads, per region, the two ARM lists quota.ts checks a plan against: the Compute usages (vCPU
+ * quotas and what is in use) and the Resource SKUs (which sizes the subscription may create, and
+ * in which zones). Read-only; the HTTP function and the token are injectable so tests never
+ * touch the network.
+ */
+
+export const ARM_ENDPOINT = "https://management.azure.com";
+/** The ARM scope DefaultAzureCredential is asked a token for. */
+export const ARM_SCOPE = `${ARM_ENDPOINT}/.default`;
+/** Compute RP version of `Usage_List` (ComputeRP/stable/2024-11-01 in Azure/azure-rest-api-specs). */
+export const USAGES_API_VERSION = "2024-11-01";
+/** `ResourceSkus_List` (Skus/stable/2021-07-01): the version whose `$filter=location eq '…'` Microsoft documents. */
+export const SKUS_API_VERSION = "2021-07-01";
+/** A location-filtered list fits one page today; the cap only stops a server that loops. */
+export const MAX_PAGES = 50;
+
+/** The slice of `fetch` used: GET with headers, the status and the body as text. */
+export type HttpGet = (url: string, init: { method: "GET"; headers: Record<string, string> }) => Promise<{ ok: boolean; status: number; text(): Promise<string> }>;
+
+export interface ComputeCapacityOptions {
+  /** Default: AZURE_SUBSCRIPTION_ID, else ARM_SUBSCRIPTION_ID (as `latlab sweep`). */
+  subscriptionId?: string;
+  /** Default: the global fetch. */
+  http?: HttpGet;
+  /** A bearer token for ARM. Default: @azure/identity's DefaultAzureCredential (env, workload identity, managed identity, Azure CLI…). */
+  token?: () => Promise<string>;
+}
+
+/** Per region (as asked): its usages and its virtualMachines SKUs, ready for `checkCapacity`. */
+export interface ComputeCapacity {
+  usages: Record<string, Usage[]>;
+  skus: Record<string, ResourceSku[]>;
+}
+
+export const usagesUrl = (subscriptionId: string, region: string) =>
+  `${ARM_ENDPOINT}/subscriptions/${encodeURIComponent(subscriptionId)}/providers/Microsoft.Compute/locations/${encodeURIComponent(region)}/usages?api-version=${USAGES_API_VERSION}`;
+
+export const skusUrl = (subscriptionId: string, region: string) =>
+  `${ARM_ENDPOINT}/subscriptions/${encodeURIComponent(subscriptionId)}/providers/Microsoft.Compute/skus?api-version=${SKUS_API_VERSION}&$filter=${encodeURIComponent(`location eq '${region}'`)}`;
+
+async function defaultToken(): Promise<string> {
+  const { DefaultAzureCredential } = await import("@azure/identity");
+  const token = await new DefaultAzureCredential().getToken(ARM_SCOPE);
+  if (!token) throw new Error("DefaultAzureCredential returned no token");
+  return token.token;
+}
+
+/** ARM's error body (`ErrorResponse` in common-types/resource-management/v3/types.json). */
+function armError(body: string): string {
+  try {
+    const e = (JSON.parse(body) as { error?: { code?: unknown; message?: unknown } }).error;
+    if (e && (e.code || e.message)) return [e.code, e.message].filter((x) => typeof x === "string" && x).join(": ");
+  } catch {
+    // Not JSON (a proxy's HTML page): show its start below.
+  }
+  return body.trim().slice(0, 300) || "(empty body)";
+}
+
+const HINT: Record<number, string> = {
+  401: "ARM refused the token: sign in again (`az login`) or check the AZURE_* credentials DefaultAzureCredential uses",
+  403: "the identity may not read this subscription's compute quotas and SKUs: give it at least the Reader role (Microsoft.Compute/locations/usages/read, Microsoft.Compute/skus/read)",
+};
+
+/** Every item of an ARM list, following nextLink; `what` names the API and region in errors. */
+async function listAll<T extends z.ZodType<{ value: unknown[]; nextLink?: string | null }>>(first: string, schema: T, what: string, http: HttpGet, bearer: string): Promise<z.infer<T>["value"]> {
+  const items: unknown[] = [];
+  let url: string | null | undefined = first;
+  for (let page = 0; url; page++) {
+    if (page >= MAX_PAGES) throw new Error(`${what}: more than ${MAX_PAGES} pages; stopped following nextLink`);
+    // The token goes to ARM only: a nextLink elsewhere is refused, not followed.
+    if (!url.startsWith(`${ARM_ENDPOINT}/`)) throw new Error(`${what}: nextLink ${JSON.stringify(url)} is not on ${ARM_ENDPOINT}; not following it with the ARM token`);
+    const response = await http(url, { method: "GET", headers: { authorization: `Bearer ${bearer}`, accept: "application/json" } });
+    const body = await response.text();
+    if (!response.ok) {
+      throw new Error(`${what}: HTTP ${response.status} ${armError(body)}${HINT[response.status] ? ` — ${HINT[response.status]}` : ""} (GET ${url.split("?")[0]})`);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      throw new Error(`${what}: the response is not JSON: ${body.slice(0, 200)}`);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new Error(`${what}: unexpected response shape: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    items.push(...parsed.data.value);
+    url = parsed.data.nextLink;
+  }
+  return items as z.infer<T>["value"];
+}
+
+/**
+ * Usages and SKUs of each region, read with one token. Throws on the first failure with a message
+ * naming the API, the region and ARM's error.
+ */
+export async function readComputeCapacity(regions: readonly string[], options: ComputeCapacityOptions = {}): Promise<ComputeCapacity> {
+  const subscriptionId = options.subscriptionId ?? process.env.AZURE_SUBSCRIPTION_ID ?? process.env.ARM_SUBSCRIPTION_ID;
+  if (!subscriptionId) throw new Error("capacity check: no subscription: set AZURE_SUBSCRIPTION_ID (or ARM_SUBSCRIPTION_ID)");
+  const http: HttpGet = options.http ?? ((url, init) => fetch(url, init));
+  let bearer: string;
+  try {
+    bearer = await (options.token ?? defaultToken)();
+  } catch (e) {
+    throw new Error(`capacity check: could not get an Azure token for ${ARM_ENDPOINT} (DefaultAzureCredential): ${(e as Error).message ?? String(e)}`);
+  }
+  const result: ComputeCapacity = { usages: {}, skus: {} };
+  for (const region of [...new Set(regions)]) {
+    result.usages[region] = await listAll(usagesUrl(subscriptionId, region), UsageListSchema, `Compute usages API for ${region}`, http, bearer);
+    const skus = await listAll(skusUrl(subscriptionId, region), ResourceSkuListSchema, `Resource SKUs API for ${region}`, http, bearer);
+    // The list holds disks, availability sets…: keep what quota.ts reads.
+    result.skus[region] = skus.filter((s) => s.resourceType?.toLowerCase() === "virtualmachines");
+  }
+  return result;
+}
