@@ -1,4 +1,6 @@
 import type { AzurePlanReport } from "../targets/azure/listing.ts";
+import { costSummary } from "../targets/azure/prices.ts";
+import { formatVcpuNeeds } from "../targets/azure/quota.ts";
 
 const typeName = (type: string) => type.split(":").pop() ?? type;
 
@@ -17,10 +19,13 @@ export function formatAzureReport(report: AzurePlanReport): string {
   const hours = report.worstCase.seconds / 3600;
   lines.push(
     "",
-    `cost: $${c.hourlyUsd.toFixed(3)}/h; at most $${c.totalUsd.toFixed(2)} for the worst case of ${hours.toFixed(1)} h (prices: ${c.prices.source}, ${c.prices.fetchedAt}${report.livePrices.used ? ", refreshed live" : ""})`,
+    `cost: ${costSummary(c, { expectedHours: report.expected.seconds / 3600, worstCaseHours: hours, livePrices: report.livePrices.used })}`,
+    `  prices: ${c.prices.source} (${c.prices.fetchedAt}${report.livePrices.used ? ", refreshed live" : ""})`,
   );
-  if (c.missing.length) lines.push(`  no price for: ${[...new Set(c.missing.map((m) => `${m.sku} in ${m.region}`))].join(", ")} (left out of the total; try --live-prices)`);
+  for (const n of report.costNotes) lines.push(`  note: ${n}`);
+  for (const r of report.refusals) lines.push(`  a deploy would be refused: ${r.message}`);
   if (c.excluded.length) lines.push(`  not in the estimate: ${c.excluded.join("; ")}`);
+  lines.push(formatVcpuNeeds(report.vcpus));
   lines.push(`tags on every resource: owner=latlab, runId, experiment, createdAt ${report.tags.createdAt}, expiresAt ${report.tags.expiresAt} (the sweeper deletes after it)`);
   if (report.placeholders.length) lines.push(`placeholders in this listing (set at deploy time): ${report.placeholders.join(", ")}`);
   for (const w of report.warnings) lines.push(`warning: ${w}`);

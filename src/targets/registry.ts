@@ -29,6 +29,8 @@ export interface TargetOptions {
   duration?: PlanOptions["duration"];
   /** Folder run folders are kept in (for printed follow-up commands). */
   resultsRoot: string;
+  /** Azure: the cost line the preflight computed, shown again at the confirmation. */
+  costSummary?: string;
 }
 
 export interface TargetFactory {

@@ -12,6 +12,24 @@ export const PACKAGES = ["sockperf", "iperf3", "qperf", "nmap", "python3"] as co
 
 /** Written by the last cloud-init step: the runner can wait for it (or `cloud-init status --wait`). */
 export const READY_MARKER = "/var/lib/latlab/cloud-init-done";
+/** Written instead of the marker when a package is not installed: what is missing. */
+export const FAILED_MARKER = "/var/lib/latlab/cloud-init-failed";
+
+/**
+ * The last runcmd step. cloud-init runs runcmd even after the package module failed (an apt
+ * error is only a warning to it), so the marker is written only once dpkg says every package is
+ * installed: a host missing a tool fails at readiness, not later with "command not found".
+ */
+export function readyStep(packages: readonly string[]): string {
+  const dir = READY_MARKER.replace(/\/[^/]+$/, "");
+  const names = packages.map((p) => `'${p.replace(/'/g, "")}'`).join(" ");
+  return (
+    `mkdir -p ${dir}; missing=''; ` +
+    `for p in ${names}; do dpkg-query -W -f='\${Status}' "$p" 2>/dev/null | grep -qx 'install ok installed' || missing="$missing $p"; done; ` +
+    `if [ -n "$missing" ]; then echo "packages not installed:$missing" > ${FAILED_MARKER}; exit 1; fi; ` +
+    `rm -f ${FAILED_MARKER}; date -u +%Y-%m-%dT%H:%M:%SZ > ${READY_MARKER}`
+  );
+}
 
 /** cloud-init `ssh_keys` prefixes and sshd HostKey paths, by OpenSSH key type. */
 const HOST_KEY_KINDS: Readonly<Record<string, { cloudInit: string; path: string }>> = {
@@ -99,7 +117,7 @@ export function cloudConfig(input: CloudInitInput): string {
     `      net.core.wmem_max = ${SOCKET_BUFFER_MAX}`,
     "runcmd:",
     "  - [sysctl, --system]",
-    `  - [sh, -c, ${yamlString(`mkdir -p ${READY_MARKER.replace(/\/[^/]+$/, "")} && date -u +%Y-%m-%dT%H:%M:%SZ > ${READY_MARKER}`)}]`,
+    `  - [sh, -c, ${yamlString(readyStep(packages))}]`,
     "",
   ].join("\n");
 }

@@ -3,9 +3,10 @@ import type { Plan } from "../../plan/types.ts";
 import { planRegions } from "./network.ts";
 import { throwawayRsaPublicKey } from "./hostKeys.ts";
 import { generateHostKey } from "./keys.ts";
-import { checkMaxCost, estimateCost, fetchLivePrices, loadPriceSnapshot, mergeSnapshots, type CostEstimate, type FetchLike, type PriceSnapshot } from "./prices.ts";
+import { deployCostGate, estimateCost, fetchLivePrices, loadPriceSnapshot, mergeSnapshots, type CostEstimate, type FetchLike, type PriceSnapshot } from "./prices.ts";
+import { vcpuNeeds, type RegionNeed } from "./quota.ts";
 import { AzureOutputsSchema, hostName, type AzureOutputs, type AzureSettings } from "./types.ts";
-import { azureWarnings, recommendedExpiresAt, worstCaseRun, type WorstCase } from "./validateAzure.ts";
+import { azureWarnings, expectedRun, recommendedExpiresAt, worstCaseRun, type WorstCase } from "./validateAzure.ts";
 
 /**
  * What the Azure program would create, found by running it under Pulumi's mocks: no
@@ -263,12 +264,18 @@ export interface AzurePlanReport {
   placeholders: string[];
   warnings: string[];
   worstCase: WorstCase;
+  /** A typical run's wall time (the cost's "expected" figure). */
+  expected: { seconds: number };
+  /** vCPUs per region and quota family: what the subscription's quotas must allow. */
+  vcpus: RegionNeed[];
   tags: { createdAt: string; expiresAt: string };
   /** Hourly and total (for the worst-case hours) cost. */
   cost: CostEstimate;
   livePrices: { used: boolean; notFound: string[] };
-  /** --max-cost refusals; empty when within the limit or no limit was given. */
+  /** Why a deploy would be refused for its cost (over --max-cost, or UNKNOWN without --max-cost); empty when it would go. */
   refusals: DefinitionIssue[];
+  /** What the cost check would say without refusing (an UNKNOWN cost under the user's own --max-cost). */
+  costNotes: string[];
 }
 
 /** Everything `latlab plan <name> --target azure --json` prints. Throws AzureValidationError for a plan Azure would refuse. */
@@ -296,6 +303,13 @@ export async function azurePlanReport(plan: Plan, options: AzurePlanOptions = {}
     tags: { createdAt: settings.createdAt.toISOString(), expiresAt: settings.expiresAt.toISOString() },
     cost,
     livePrices,
-    refusals: options.maxCostUsd !== undefined ? checkMaxCost(cost, options.maxCostUsd) : [],
+    expected: expectedRun(plan),
+    vcpus: vcpuNeeds(plan),
+    ...costGate(cost, livePrices.used, options.maxCostUsd),
   };
+}
+
+function costGate(cost: CostEstimate, livePrices: boolean, maxCostUsd: number | undefined): { refusals: DefinitionIssue[]; costNotes: string[] } {
+  const gate = deployCostGate(cost, { livePrices, ...(maxCostUsd !== undefined ? { maxCostUsd } : {}) });
+  return { refusals: gate.refusals, costNotes: gate.notes };
 }

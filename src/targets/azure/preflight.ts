@@ -8,9 +8,9 @@ import type { Target } from "../target.ts";
 import { AzureTarget } from "./azureTarget.ts";
 import { addressPlanIssues } from "./network.ts";
 import { detectRunnerAddress } from "./runnerAddress.ts";
-import { checkMaxCost, estimateCost, fetchLivePrices, loadPriceSnapshot, mergeSnapshots } from "./prices.ts";
+import { costSummary, deployCostGate, estimateCost, fetchLivePrices, loadPriceSnapshot, mergeSnapshots } from "./prices.ts";
 import { createPulumiStackFactory, locatePulumiCli } from "./stack.ts";
-import { AzureValidationError, recommendedExpiresAt, sshFromProblem, validateForAzure, worstCaseRun } from "./validateAzure.ts";
+import { AzureValidationError, expectedRun, recommendedExpiresAt, sshFromProblem, validateForAzure, worstCaseRun } from "./validateAzure.ts";
 
 const BIN = fileURLToPath(new URL("../../../bin/latlab.js", import.meta.url));
 
@@ -90,14 +90,12 @@ export async function azurePreflight(plan: Plan, options: AzurePreflightOptions,
   }
   const hours = worstCaseRun(plan).seconds / 3600;
   const cost = estimateCost(plan, snapshot, hours);
-  options.log(
-    `estimated cost: $${cost.hourlyUsd.toFixed(2)}/h, at most $${cost.totalUsd.toFixed(2)} for the worst case of ${hours.toFixed(1)} h` +
-      (cost.missing.length ? ` (no price for: ${[...new Set(cost.missing.map((m) => `${m.sku} in ${m.region}`))].join(", ")}; the total leaves them out)` : ""),
-  );
-  if (options.maxCost !== undefined) {
-    const refusals = checkMaxCost(cost, options.maxCost);
-    if (refusals.length) throw new Error(`not deploying: ${refusals.map((r) => r.message).join("; ")}`);
-  }
+  const livePrices = Boolean(options.livePrices);
+  options.costSummary = costSummary(cost, { expectedHours: expectedRun(plan).seconds / 3600, worstCaseHours: hours, livePrices });
+  options.log(`estimated cost: ${options.costSummary}`);
+  const gate = deployCostGate(cost, { livePrices, ...(options.maxCost !== undefined ? { maxCostUsd: options.maxCost } : {}) });
+  if (!gate.ok) throw new Error(`not deploying: ${gate.refusals.map((r) => r.message).join("; ")}`);
+  for (const n of gate.notes) options.log(`note: ${n}`);
 
   printListing(options);
 

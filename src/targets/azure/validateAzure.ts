@@ -170,6 +170,17 @@ export function worstCaseRun(plan: Plan): WorstCase {
   return { seconds, bringUpSeconds: BRING_UP_ALLOWANCE_SECONDS, cellsSeconds, teardownSeconds: TEARDOWN_ALLOWANCE_SECONDS };
 }
 
+/** A typical Azure bring-up (VMs + cloud-init installing the tools) and destroy: what a run usually takes, not its limit. */
+export const EXPECTED_BRING_UP_SECONDS = 10 * 60;
+export const EXPECTED_TEARDOWN_SECONDS = 10 * 60;
+/** SSH, server start and collection around each cell, as usually seen. */
+export const EXPECTED_PER_CELL_OVERHEAD_SECONDS = 10;
+
+/** Expected wall time of a run: a typical bring-up + every cell for its own measurement time + a typical teardown (the cost's "expected" figure; worstCaseRun is the limit). */
+export function expectedRun(plan: Plan): { seconds: number } {
+  return { seconds: EXPECTED_BRING_UP_SECONDS + scheduledSeconds(plan.cells, (c) => c.estimatedSeconds + EXPECTED_PER_CELL_OVERHEAD_SECONDS) + EXPECTED_TEARDOWN_SECONDS };
+}
+
 const human = (seconds: number) => {
   const h = Math.floor(seconds / 3600);
   const m = Math.ceil((seconds % 3600) / 60);

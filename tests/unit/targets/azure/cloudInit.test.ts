@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PACKAGES, READY_MARKER, cloudConfig, customData, hostKeyProblem } from "../../../../src/targets/azure/cloudInit.ts";
+import { FAILED_MARKER, PACKAGES, READY_MARKER, cloudConfig, customData, hostKeyProblem, readyStep } from "../../../../src/targets/azure/cloudInit.ts";
+import { tempDirs } from "../../../tempDirs.ts";
 import { deriveHostKeys, ed25519FromSeed, rsaModulusBits, sshKeyType, throwawayRsaPublicKey } from "../../../../src/targets/azure/hostKeys.ts";
 import { SEED } from "./helpers.ts";
 
@@ -116,5 +117,42 @@ describe("cloud-init socket buffers", () => {
     expect(text).toContain(`net.core.rmem_max = ${SOCKET_BUFFER_MAX}`);
     expect(text).toContain(`net.core.wmem_max = ${SOCKET_BUFFER_MAX}`);
     expect(text).toMatch(/runcmd:\n  - \[sysctl, --system\]/);
+  });
+});
+
+describe("the ready marker (issue 9, defect 5)", () => {
+  const temp = tempDirs();
+  /** Runs the step for real with sh, its folder moved into a temp dir, and a dpkg-query that knows `installed`. */
+  function runStep(packages: string[], installed: string[]) {
+    const dir = temp("latlab-ready-");
+    const bin = join(dir, "bin");
+    execFileSync("mkdir", ["-p", bin]);
+    const known = installed.map((p) => `${p}) echo 'install ok installed';;`).join(" ");
+    writeFileSync(join(bin, "dpkg-query"), `#!/bin/sh\nfor last; do :; done\ncase "$last" in ${known} *) echo "dpkg-query: no packages found matching $last" >&2; exit 1;; esac\n`, { mode: 0o755 });
+    const step = readyStep(packages).split("/var/lib/latlab").join(join(dir, "state"));
+    const r = spawnSync("sh", ["-c", step], { env: { PATH: `${bin}:/usr/bin:/bin` }, encoding: "utf8" });
+    const read = (f: string) => spawnSync("cat", [join(dir, "state", f.split("/").pop()!)], { encoding: "utf8" }).stdout;
+    return { code: r.status, ready: read(READY_MARKER), failed: read(FAILED_MARKER) };
+  }
+
+  it("is written when every package is installed", () => {
+    const r = runStep(["sockperf", "iperf3"], ["sockperf", "iperf3"]);
+    expect(r.code).toBe(0);
+    expect(r.ready).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(r.failed).toBe("");
+  });
+
+  it("is not written when a package failed to install: the step fails and names what is missing", () => {
+    const r = runStep(["sockperf", "iperf3", "qperf"], ["iperf3"]);
+    expect(r.code).toBe(1);
+    expect(r.ready).toBe("");
+    expect(r.failed).toBe("packages not installed: sockperf qperf\n");
+  });
+
+  it("is the last runcmd step of the cloud-config, over the packages it installs", () => {
+    const text = cloudConfig({ hostName: "d0-client", hostKey: keys["d0-client"]!, packages: ["iperf3", "nmap"] });
+    const last = text.trimEnd().split("\n").pop()!;
+    expect(last).toBe(`  - [sh, -c, ${JSON.stringify(readyStep(["iperf3", "nmap"]))}]`);
+    expect(last).toContain("'iperf3' 'nmap'");
   });
 });

@@ -56,9 +56,14 @@ describe("latlab plan <name> --target azure --json (azurePlanReport)", () => {
         : [{ meterName: PUBLIC_IP_METER, retailPrice: 0.005, type: "Consumption", unitOfMeasure: "1 Hour", currencyCode: "USD" }];
       return { ok: true, status: 200, json: async () => ({ Items: items, NextPageLink: null }) };
     };
-    const offline = await azurePlanReport(plan, { fetchFn: noNetwork, maxCostUsd: 10 });
+    // Offline the cost is UNKNOWN: a deploy is refused without --max-cost, and goes under the user's own cap with a note.
+    const offline = await azurePlanReport(plan, { fetchFn: noNetwork });
     expect(offline.cost.missing).toHaveLength(2);
-    expect(offline.refusals[0]!.message).toMatch(/no price for Standard_B1ms in ukwest/);
+    expect(offline.cost.known).toBe(false);
+    expect(offline.refusals[0]!.message).toMatch(/Standard_B1ms in ukwest/);
+    const capped = await azurePlanReport(plan, { fetchFn: noNetwork, maxCostUsd: 10 });
+    expect(capped.refusals).toEqual([]);
+    expect(capped.costNotes.join(" ")).toMatch(/UNKNOWN|unknown/);
     const live = await azurePlanReport(plan, { fetchFn, livePrices: true, maxCostUsd: 10 });
     expect(urls).toHaveLength(2);
     expect(live.livePrices).toEqual({ used: true, notFound: [] });

@@ -1,9 +1,15 @@
 import { describe, expect, it } from "vitest";
+import accelnetOnOff from "../../../../experiments/accelnet-on-off.ts";
+import { buildPlan } from "../../../../src/plan/buildPlan.ts";
+import { azurePlanOptions } from "../../../../src/targets/azure/entryConfig.ts";
+import { worstCaseRun } from "../../../../src/targets/azure/validateAzure.ts";
 import {
   PUBLIC_IP_METER,
   RETAIL_PRICES_URL,
   billableItems,
   checkMaxCost,
+  costSummary,
+  deployCostGate,
   estimateCost,
   fetchAllPages,
   fetchLivePrices,
@@ -34,7 +40,7 @@ describe("the bundled price snapshot", () => {
       for (const [size, p] of Object.entries(sizes)) {
         expect(p.source.length, `${region}/${size}`).toBeGreaterThan(10);
         expect(p.usdPerHour, `${region}/${size}`).toBeGreaterThan(0);
-        expect(["documented", "derived", "assumed"]).toContain(p.basis);
+        expect(["api", "documented", "derived", "assumed"]).toContain(p.basis);
       }
     }
     expect(s.vm.eastus?.Standard_D2s_v5?.usdPerHour).toBe(0.096);
@@ -47,6 +53,7 @@ describe("estimateCost", () => {
   it("adds one VM and one public IP per host, hourly and for the run's hours", () => {
     const e = estimateCost(plan, snapshot, 2.5);
     expect(e.lines).toHaveLength(8);
+    expect(e.known).toBe(true);
     expect(e.hourlyUsd).toBeCloseTo(4 * 0.096 + 4 * 0.005, 10);
     expect(e.hourlyUsd).toBe(0.404);
     expect(e.totalUsd).toBe(1.01);
@@ -68,13 +75,30 @@ describe("estimateCost", () => {
     expect(estimateCost(listed, snapshot, 1).hourlyUsd).toBe(0.101);
   });
 
-  it("lists what has no price instead of guessing, and --max-cost refuses then", () => {
+  it("an item without a price makes the estimate UNKNOWN, never a smaller number", () => {
     const b1 = planOf({ name: "miss", defaults: { region: "ukwest", size: "Standard_B1ms", accelnet: false } });
     const e = estimateCost(b1, snapshot, 1);
+    expect(e.known).toBe(false);
+    expect(e.hourlyUsd).toBeNull();
+    expect(e.totalUsd).toBeNull();
+    expect(typeof e.hourlyUsd).not.toBe("number");
     expect(e.missing.map((m) => `${m.kind} ${m.sku} ${m.region}`)).toEqual(["vm Standard_B1ms ukwest", "vm Standard_B1ms ukwest"]);
-    expect(e.missing[0]!.reason).toMatch(/use --live-prices/);
-    expect(e.hourlyUsd).toBe(0.01);
-    expect(checkMaxCost(e, 100)[0]!.message).toMatch(/no price for Standard_B1ms in ukwest/);
+    expect(e.missing[0]!.reason).toBe("no price for Standard_B1ms in ukwest in the prices of 2026-01-01");
+    // The IPs' part is kept only under its own name, as a lower bound.
+    if (!e.known) expect(e.pricedPartUsdPerHour).toBe(0.01);
+    expect(checkMaxCost(e, 100)[0]!.message).toMatch(/cost is UNKNOWN, no price for Standard_B1ms in ukwest/);
+  });
+
+  it("one unpriced VM among priced ones still makes it UNKNOWN, and a missing public IP price too", () => {
+    const mixed = [
+      { type: "azure-native:compute:VirtualMachine", name: "vm1", location: "eastus", size: "Standard_D2s_v5" },
+      { type: "azure-native:compute:VirtualMachine", name: "vm2", location: "eastus", size: "Standard_D3_v2" },
+    ];
+    expect(estimateCost(mixed, snapshot, 1)).toMatchObject({ known: false, hourlyUsd: null, totalUsd: null, pricedPartUsdPerHour: 0.096 });
+    const noIp: PriceSnapshot = { ...snapshot, publicIpStandardStatic: { byRegion: {} } };
+    const e = estimateCost(plan, noIp, 1);
+    expect(e.known).toBe(false);
+    expect(missingOf(e)).toEqual(["public IP in eastus"]);
   });
 
   it("--max-cost refuses a run above the limit and accepts one below", () => {
@@ -85,6 +109,112 @@ describe("estimateCost", () => {
     expect(refused).toHaveLength(1);
     expect(refused[0]!.message).toMatch(/estimated \$4\.04 .* above the limit \$4/);
     expect(() => estimateCost(plan, snapshot, -1)).toThrow(RangeError);
+  });
+});
+
+const missingOf = (e: ReturnType<typeof estimateCost>) => [...new Set(e.missing.map((m) => (m.kind === "vm" ? `${m.sku} in ${m.region}` : `public IP in ${m.region}`)))];
+
+describe("accelnet-on-off on Azure (issue 9: twelve D3_v2 shown at $0.06/h)", () => {
+  // Standard_D3_v2, Linux pay-as-you-go, uksouth: about $0.29/h (issue 9; Azure's price list).
+  const D3_V2_UKSOUTH_LIST = 0.29;
+  const plan = buildPlan(accelnetOnOff, azurePlanOptions(accelnetOnOff));
+  const hours = worstCaseRun(plan).seconds / 3600;
+
+  it("costs within 2x of 12 x the D3_v2 list price with the bundled prices, or says UNKNOWN", () => {
+    const vms = billableItems(plan).filter((i) => i.kind === "vm");
+    expect(vms).toHaveLength(12);
+    expect(new Set(vms.map((v) => `${v.sku} ${v.region}`))).toEqual(new Set(["Standard_D3_v2 uksouth"]));
+    const e = estimateCost(plan, loadPriceSnapshot(), hours);
+    const text = costSummary(e, { expectedHours: hours / 2, worstCaseHours: hours });
+    if (e.known) {
+      expect(e.hourlyUsd).toBeGreaterThan((12 * D3_V2_UKSOUTH_LIST) / 2);
+      expect(e.hourlyUsd).toBeLessThan(12 * D3_V2_UKSOUTH_LIST * 2);
+      expect(text).not.toMatch(/UNKNOWN/);
+    } else {
+      expect(e.hourlyUsd).toBeNull();
+      expect(e.totalUsd).toBeNull();
+      expect(missingOf(e)).toContain("Standard_D3_v2 in uksouth");
+      expect(text).toMatch(/^UNKNOWN \(no price for Standard_D3_v2 in uksouth/);
+      expect(deployCostGate(e, { livePrices: false }).ok).toBe(false);
+    }
+    // Whatever the snapshot: never a figure below half the list price (the defect was $0.060).
+    for (const [, amount] of text.matchAll(/\$(\d+\.\d+)\/h/g)) expect(Number(amount)).toBeGreaterThan((12 * D3_V2_UKSOUTH_LIST) / 2);
+  });
+
+  it("with a D3_v2 price (as --live-prices would bring), shows 12 VMs and 12 IPs", () => {
+    const live: PriceSnapshot = { ...snapshot, vm: { uksouth: { Standard_D3_v2: { usdPerHour: 0.293, basis: "live", source: "t" } } } };
+    const e = estimateCost(plan, live, hours);
+    expect(e.known).toBe(true);
+    expect(e.hourlyUsd).toBe(12 * 0.293 + 12 * 0.005);
+  });
+});
+
+describe("costSummary", () => {
+  const plan = planOf({ name: "cost", defaults: { region: "eastus", zone: "1", size: "Standard_D2s_v5" }, axes: { ppg: [false, true] } });
+
+  it("gives the hourly cost, the expected and the worst-case totals, and the prices' date", () => {
+    const e = estimateCost(plan, snapshot, 2.5);
+    expect(costSummary(e, { expectedHours: 0.5, worstCaseHours: 2.5 })).toBe(
+      "$0.404/h: about $0.20 for the expected 0.5 h, at most $1.01 for the worst case of 2.5 h (list prices of 2026-01-01; 4 of 8 figures assumed, not read from a price list)",
+    );
+    const listed: PriceSnapshot = { ...snapshot, publicIpStandardStatic: { byRegion: { eastus: { usdPerHour: 0.005, basis: "api", source: "t" } } } };
+    expect(costSummary(estimateCost(plan, listed, 1), { expectedHours: 0.01, worstCaseHours: 1 })).toBe(
+      "$0.404/h: about <$0.01 for the expected 0.0 h, at most $0.40 for the worst case of 1.0 h (list prices of 2026-01-01)",
+    );
+  });
+
+  it("says UNKNOWN and what has no price, with what to do", () => {
+    const e = estimateCost(planOf({ name: "miss", defaults: { region: "ukwest", size: "Standard_B1ms", accelnet: false } }), snapshot, 1);
+    expect(costSummary(e, { expectedHours: 0.5, worstCaseHours: 1 })).toBe(
+      "UNKNOWN (no price for Standard_B1ms in ukwest in the prices of 2026-01-01; use --live-prices or give --max-cost)",
+    );
+    expect(costSummary(e, { expectedHours: 0.5, worstCaseHours: 1, livePrices: true })).toBe(
+      "UNKNOWN (no price for Standard_B1ms in ukwest in the prices of 2026-01-01; the Retail Prices API had none either; give --max-cost to deploy anyway)",
+    );
+    expect(costSummary(e, { expectedHours: 0.5, worstCaseHours: 1 })).not.toMatch(/\$\d/);
+    expect(() => costSummary(e, { expectedHours: -1, worstCaseHours: 1 })).toThrow(RangeError);
+  });
+});
+
+describe("deployCostGate", () => {
+  const plan = planOf({ name: "cost", defaults: { region: "eastus", zone: "1", size: "Standard_D2s_v5" }, axes: { ppg: [false, true] } });
+  const known = estimateCost(plan, snapshot, 10); // $4.04 worst case
+  const unknownPlan = planOf({ name: "miss", defaults: { region: "eastus", size: "Standard_D3_v2", accelnet: false } });
+  const unknown = estimateCost(unknownPlan, snapshot, 10); // two unpriced VMs; the IPs alone $0.10
+
+  it("a known cost deploys, within --max-cost when given", () => {
+    expect(deployCostGate(known, { livePrices: false })).toEqual({ ok: true, refusals: [], notes: [] });
+    expect(deployCostGate(known, { livePrices: false, maxCostUsd: 5 })).toEqual({ ok: true, refusals: [], notes: [] });
+    const over = deployCostGate(known, { livePrices: true, maxCostUsd: 4 });
+    expect(over.ok).toBe(false);
+    expect(over.refusals[0]!.message).toMatch(/above the limit \$4/);
+  });
+
+  it("an UNKNOWN cost does not deploy without --max-cost, and says what to do", () => {
+    const snap = deployCostGate(unknown, { livePrices: false });
+    expect(snap.ok).toBe(false);
+    expect(snap.refusals[0]!.message).toBe(
+      "the cost is UNKNOWN: no price for Standard_D3_v2 in eastus in the prices of 2026-01-01; use --live-prices to look them up, or give --max-cost USD to deploy with a cost latlab cannot estimate",
+    );
+    // --live-prices was asked and the API had no price either: still no.
+    const live = deployCostGate(unknown, { livePrices: true });
+    expect(live.ok).toBe(false);
+    expect(live.refusals[0]!.message).toMatch(/UNKNOWN even with --live-prices: the Azure Retail Prices API has no price for Standard_D3_v2 in eastus; give --max-cost/);
+  });
+
+  it("an UNKNOWN cost with --max-cost deploys, saying the cap is unchecked; refused when the priced part alone exceeds it", () => {
+    const capped = deployCostGate(unknown, { livePrices: false, maxCostUsd: 20 });
+    expect(capped.ok).toBe(true);
+    expect(capped.refusals).toEqual([]);
+    expect(capped.notes).toEqual(["the cost is UNKNOWN (no price for Standard_D3_v2 in eastus): --max-cost $20 is your limit, not one latlab can check or enforce; deploying because you gave it"]);
+    // checkMaxCost itself still refuses to promise anything about an unknown cost.
+    expect(checkMaxCost(unknown, 20)).toHaveLength(1);
+    const certain = deployCostGate(unknown, { livePrices: false, maxCostUsd: 0.05 });
+    expect(certain.ok).toBe(false);
+    expect(certain.refusals[0]!.message).toBe(
+      "above the limit $0.05 whatever the rest costs: the items that have a price already come to $0.10 for the worst case of 10.0 h, and Standard_D3_v2 in eastus has no price",
+    );
+    expect(() => deployCostGate(unknown, { livePrices: false, maxCostUsd: Number.NaN })).toThrow(RangeError);
   });
 });
 

@@ -1,0 +1,128 @@
+/**
+ * Regenerates src/targets/azure/prices.snapshot.json from the anonymous Azure Retail Prices API:
+ * the Linux pay-as-you-go price of every VM size and the Standard static IPv4 public IP price in
+ * every region latlab knows (capabilities.ts), one VM query and one IP query per region.
+ *
+ *   npm run prices:snapshot                          query the API (needs prices.azure.com)
+ *   npm run prices:snapshot -- --from-recorded DIR --recorded-at YYYY-MM-DD
+ *                                                    the same from saved API pages, offline
+ *   options: --out FILE (default: the bundled snapshot)
+ *
+ * Recorded pages are JSON files, each a page as the API returns it ({ Items, NextPageLink, … });
+ * DIR/README.md should say where they came from: its first paragraph goes into the snapshot.
+ */
+import { readFileSync, readdirSync, writeFileSync, existsSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { REGIONS, VM_SIZES } from "../src/targets/azure/capabilities.ts";
+import { generatePriceSnapshot, recordedRetailApi, type FetchLike, type PriceSnapshot } from "../src/targets/azure/prices.ts";
+
+const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
+export const DEFAULT_OUT = join(ROOT, "src/targets/azure/prices.snapshot.json");
+
+const ArgsSchema = z
+  .object({
+    fromRecorded: z.string().min(1).optional(),
+    // The date the recorded responses were taken: the prices are as of then, not as of today.
+    recordedAt: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}(T[\d:.]+Z)?$/, "--recorded-at takes a date, YYYY-MM-DD")
+      .optional(),
+    out: z.string().min(1).default(DEFAULT_OUT),
+    help: z.boolean().default(false),
+  })
+  .refine((a) => !a.fromRecorded || a.recordedAt, { message: "--from-recorded needs --recorded-at YYYY-MM-DD (when the pages were fetched from the API)" })
+  .refine((a) => a.fromRecorded || !a.recordedAt, { message: "--recorded-at goes with --from-recorded" });
+export type Args = z.infer<typeof ArgsSchema>;
+
+export function parseArgs(argv: readonly string[]): Args {
+  const raw: Record<string, unknown> = {};
+  const names: Record<string, string> = { "--from-recorded": "fromRecorded", "--recorded-at": "recordedAt", "--out": "out" };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--help" || arg === "-h") raw.help = true;
+    else if (Object.hasOwn(names, arg)) {
+      const value = argv[++i];
+      if (value === undefined || value.startsWith("--")) throw new Error(`${arg} needs a value`);
+      raw[names[arg]!] = value;
+    } else throw new Error(`unknown argument: ${arg} (see --help)`);
+  }
+  const parsed = ArgsSchema.safeParse(raw);
+  if (!parsed.success) throw new Error(parsed.error.issues.map((i) => i.message).join("; "));
+  return parsed.data;
+}
+
+/** The recorded pages of a folder, in file-name order, and what its README says of them. */
+export function readRecorded(dir: string): { pages: unknown[]; origin: string } {
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort();
+  if (!files.length) throw new Error(`${dir}: no .json pages`);
+  const pages = files.map((f) => {
+    try {
+      return JSON.parse(readFileSync(join(dir, f), "utf8")) as unknown;
+    } catch (e) {
+      throw new Error(`${join(dir, f)}: not JSON (${(e as Error).message})`);
+    }
+  });
+  const readme = join(dir, "README.md");
+  // The first paragraph that is not a heading: where the rows come from, in the recorder's words.
+  const origin = existsSync(readme)
+    ? (readFileSync(readme, "utf8")
+        .split(/\n\s*\n/)
+        .map((p) => p.trim())
+        .find((p) => p && !p.startsWith("#"))
+        ?.replace(/\s+/g, " ") ?? "not stated (README.md is empty)")
+    : `not stated (no README.md in ${dir})`;
+  return { pages, origin };
+}
+
+export interface RunOptions {
+  fetchFn?: FetchLike;
+  now?: Date;
+  /** How the script was started, for the snapshot; by default from npm's environment. */
+  invokedAs?: string;
+  log?: (line: string) => void;
+}
+
+export async function run(argv: readonly string[], options: RunOptions = {}): Promise<{ snapshot: PriceSnapshot; out: string } | undefined> {
+  const log = options.log ?? ((l: string) => console.log(l));
+  const args = parseArgs(argv);
+  if (args.help) {
+    log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("*/")[0]!.replace(/^\/\*\*?|^ \* ?/gm, "").trim());
+    return undefined;
+  }
+  const invokedAs = options.invokedAs ?? (process.env.npm_lifecycle_event === "prices:snapshot" ? "npm run prices:snapshot" : "node scripts/updatePriceSnapshot.ts");
+  const command = [invokedAs, ...(argv.length && invokedAs.startsWith("npm ") ? ["--"] : []), ...argv].join(" ");
+  const now = options.now ?? new Date();
+  let fetchFn = options.fetchFn ?? ((url: string) => fetch(url));
+  let recorded: { dir: string; pages: number; origin: string } | undefined;
+  if (args.fromRecorded) {
+    const { pages, origin } = readRecorded(args.fromRecorded);
+    fetchFn = recordedRetailApi(pages);
+    const rel = relative(ROOT, resolve(args.fromRecorded));
+    recorded = { dir: rel.startsWith("..") ? resolve(args.fromRecorded) : rel, pages: pages.length, origin };
+  }
+  const snapshot = await generatePriceSnapshot({
+    regions: Object.keys(REGIONS),
+    sizes: Object.keys(VM_SIZES),
+    fetchFn,
+    command,
+    fetchedAt: args.recordedAt ?? now.toISOString(),
+    generatedAt: now.toISOString(),
+    ...(recorded ? { recorded } : {}),
+  });
+  writeFileSync(args.out, `${JSON.stringify(snapshot, null, 2)}\n`);
+  const priced = Object.values(snapshot.vm).reduce((n, sizes) => n + Object.keys(sizes).length, 0);
+  log(`wrote ${args.out}: ${priced} VM prices, ${Object.keys(snapshot.publicIpStandardStatic.byRegion).length} public IP prices${recorded ? ` from ${recorded.pages} recorded pages` : ""}`);
+  if (snapshot.notFound?.length) log(`no price (estimates needing them say UNKNOWN): ${snapshot.notFound.length}: ${snapshot.notFound.join(", ")}`);
+  return { snapshot, out: args.out };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  run(process.argv.slice(2)).catch((e: unknown) => {
+    console.error(`prices:snapshot: ${(e as Error).message}`);
+    process.exitCode = 1;
+  });
+}
