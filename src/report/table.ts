@@ -51,10 +51,41 @@ export function measureLabels(measurements: readonly Measurement[]): Map<number,
 const ratio = (v: number | undefined) => (v === undefined ? "—" : `${v.toFixed(2)}×`);
 const change = (v: number | undefined) => (v === undefined ? "—" : pct(v));
 
+type Compared = Pick<Comparison, "diffMean" | "inference">;
+const ci = (c: Compared | undefined) => (c?.diffMean ? `[${fmt(c.diffMean.ci95[0])}, ${fmt(c.diffMean.ci95[1])}]` : "");
+/** Welch's p / the rank test's p over units; none over sample blocks (they are not independent). */
+const pOf = (c: Compared | undefined) => {
+  const d = c?.diffMean;
+  if (!d || d.method !== "welch-t") return c ? "—" : "";
+  return `${d.welch ? formatP(d.welch.p) : "—"} / ${d.rankTest ? formatP(d.rankTest.p) : "—"}`;
+};
+/** What the CI and p of a row are over: "3+3 replicas", "5+5 reps (same hosts)", "sample blocks (1 run)". */
+export function overLabel(c: Compared | undefined): string {
+  if (!c) return "";
+  const { unit, units } = c.inference;
+  const n = `${units.baseline}+${units.candidate}`;
+  return unit === "replica" ? `${n} replicas` : unit === "repetition" ? `${n} reps (same hosts)` : "sample blocks (1 run)";
+}
+
+/** One line per kind of unit the comparisons used, saying what their CI and p are over. */
+export function inferenceFooter(comparisons: readonly Compared[]): string[] {
+  const lines: string[] = [];
+  const units = new Set(comparisons.map((c) => c.inference.unit));
+  if (units.has("replica") || units.has("repetition")) {
+    lines.push(
+      "CI and p over independent units, per side as in \"over\" (baseline+candidate): each unit's mean; CI: Welch t interval of the difference of unit means; p: Welch t-test / exact Mann–Whitney over units",
+    );
+  }
+  for (const note of new Set(comparisons.flatMap((c) => (c.inference.note ? [c.inference.note] : [])))) lines.push(note);
+  return lines;
+}
+
 /**
  * The seeds' tables, from results: per variant, measure and (when several) host pair: n / mean /
- * p50 / p95 / p99, and against the variant's baseline the ratio and %-change of the mean with a
- * 95% CI of the difference and a rank test; then pair ratios, tool notes, failures, teardown.
+ * p50 / p95 / p99, and against the variant's baseline the ratio and %-change of the mean (all
+ * samples merged, descriptive) with a 95% CI of the difference and p-values over independent
+ * units, the units named on the row ("over") and in a footer; then pair ratios, tool notes,
+ * failures, teardown.
  * `samplesOf` gives a measurement's samples (kept out of results.json, in samples/).
  */
 export function comparisonTable(results: Results, samplesOf: (cellId: string) => number[]): string {
@@ -63,7 +94,7 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
     (k) => new Set(results.measurements.filter((m) => `${m.variant}/${m.measure}` === k).map(pairOf)).size > 1,
   );
   const table = new Table({
-    head: ["variant", "measure", ...(multiPair ? ["pair"] : []), "metric", "n", "mean", "p50", "p95", "p99", "min", "max", "vs baseline", "change", "95% CI of Δmean", "MWU p"],
+    head: ["variant", "measure", ...(multiPair ? ["pair"] : []), "metric", "n", "mean", "p50", "p95", "p99", "min", "max", "vs baseline", "change", "95% CI of Δmean", "p Welch / rank", "over"],
     style: { head: [], border: [], compact: true },
   });
   const measures = [...labels.keys()].sort((a, b) => a - b);
@@ -77,7 +108,7 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
         const ok = rows.filter((m) => m.status === "ok" && m.summary);
         const head = (suffix = "") => [isBaseline ? `${variant.id} (baseline)` : variant.id, `${labels.get(measure)!}${suffix}`, ...(multiPair ? [pair] : [])];
         if (!ok.length) {
-          if (rows.length) table.push([...head(), "—", "0", { colSpan: 10, content: `all ${rows.length} failed` }]);
+          if (rows.length) table.push([...head(), "—", "0", { colSpan: 11, content: `all ${rows.length} failed` }]);
           continue;
         }
         const push = (suffix: string, summary: Summary, cmp: Comparison | undefined) =>
@@ -93,8 +124,9 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
             fmt(summary.max),
             isBaseline ? "1.00×" : cmp ? ratio(cmp.ratioMean) : "—",
             isBaseline ? "" : cmp ? change(cmp.pctChangeMean) : "",
-            cmp?.diffMean ? `[${fmt(cmp.diffMean.ci95[0])}, ${fmt(cmp.diffMean.ci95[1])}]` : "",
-            cmp?.mannWhitney ? formatP(cmp.mannWhitney.p) : "",
+            ci(cmp),
+            pOf(cmp),
+            overLabel(cmp),
           ]);
         const withSamples = ok.map((m) => ({ m, samples: samplesOf(m.cell) }));
         const sampled = withSamples.filter((r) => r.samples.length);
@@ -114,7 +146,7 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
   const lines = [`${results.experiment.name} on ${results.target} — ${results.status}, run ${results.runId}`, table.toString()];
 
   if (results.pairComparisons.length) {
-    const pairs = new Table({ head: ["variant", "measure", "pair", "vs", "ratio (mean)", "change", "95% CI of Δmean", "MWU p"], style: { head: [], border: [], compact: true } });
+    const pairs = new Table({ head: ["variant", "measure", "pair", "vs", "ratio (mean)", "change", "95% CI of Δmean", "p Welch / rank", "over"], style: { head: [], border: [], compact: true } });
     for (const c of results.pairComparisons) {
       pairs.push([
         c.variant,
@@ -123,12 +155,14 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
         c.baselinePair,
         ratio(c.ratioMean),
         change(c.pctChangeMean),
-        c.diffMean ? `[${fmt(c.diffMean.ci95[0])}, ${fmt(c.diffMean.ci95[1])}]` : "",
-        c.mannWhitney ? formatP(c.mannWhitney.p) : "",
+        ci(c),
+        pOf(c),
+        overLabel(c),
       ]);
     }
     lines.push("host pairs compared:", pairs.toString());
   }
+  lines.push(...inferenceFooter([...results.comparisons, ...results.pairComparisons]));
 
   // Notes of the first repetition only: ten copies of "0 retransmits" help nobody; all are in results.json.
   const notes = results.measurements.flatMap((m) => {

@@ -1,6 +1,11 @@
 /**
  * Comparing a variant (candidate) with the baseline, from raw samples. Pure, deterministic.
  *
+ * Samples of one run are serially correlated and share their hosts: comparisons.ts takes only
+ * the descriptive figures ({@link compareDescriptive}) from here, and the block bootstrap when a
+ * side has a single run; its CIs and p-values over replicas or repetitions are unitInference.ts'.
+ * The sample-level Mann–Whitney below is kept (and checked against scipy) but not reported.
+ *
  * - ratios are candidate / baseline; pctChange = (candidate − baseline) / baseline × 100
  *   (IEEE semantics: a zero baseline gives ±Infinity or NaN; results.json cannot hold those, so
  *   comparisons.ts leaves such a ratio out).
@@ -46,6 +51,29 @@ export function compare(
   validate("candidate", candidate);
   const sb = sortedCopy(baseline);
   const sc = sortedCopy(candidate);
+  const d = describeSorted(baseline, candidate, sb, sc);
+  return {
+    ratioMean: d.ratioMean,
+    pctChangeMean: d.pctChangeMean,
+    ratioP50: d.ratioP50,
+    ratioP99: d.ratioP99,
+    diffMean: { estimate: d.diffMean, ci95: blockBootstrapDiffMeanCI(baseline, candidate, opts) },
+    mannWhitney: mannWhitneySorted(sc, sb),
+  };
+}
+
+/**
+ * The descriptive part of {@link compare} alone (ratios, %-change, difference of means), without
+ * the bootstrap or the rank test: what comparisons.ts reports of all samples merged, whose
+ * inference is over independent units instead (unitInference.ts).
+ */
+export function compareDescriptive(baseline: readonly number[], candidate: readonly number[]): Omit<Comparison, "diffMean" | "mannWhitney"> & { diffMean: number } {
+  validate("baseline", baseline);
+  validate("candidate", candidate);
+  return describeSorted(baseline, candidate, sortedCopy(baseline), sortedCopy(candidate));
+}
+
+function describeSorted(baseline: readonly number[], candidate: readonly number[], sb: Float64Array, sc: Float64Array) {
   const mb = mean(baseline);
   const mc = mean(candidate);
   const pct = (s: Float64Array, num: number, den: number): number => s[nearestRank(s.length, num, den) - 1] as number;
@@ -54,8 +82,7 @@ export function compare(
     pctChangeMean: ((mc - mb) / mb) * 100,
     ratioP50: pct(sc, 1, 2) / pct(sb, 1, 2),
     ratioP99: pct(sc, 99, 100) / pct(sb, 99, 100),
-    diffMean: { estimate: mc - mb, ci95: blockBootstrapDiffMeanCI(baseline, candidate, opts) },
-    mannWhitney: mannWhitneySorted(sc, sb),
+    diffMean: mc - mb,
   };
 }
 
@@ -306,7 +333,7 @@ function sortedCopy(xs: readonly number[]): Float64Array {
 }
 
 /** Mean by compensated (Neumaier) summation. */
-function mean(xs: readonly number[]): number {
+export function mean(xs: readonly number[]): number {
   let sum = 0;
   let comp = 0;
   for (let i = 0; i < xs.length; i++) {

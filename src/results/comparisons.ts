@@ -1,11 +1,18 @@
 import type { Cell } from "../plan/types.ts";
-import { compare } from "./compare.ts";
-import type { Comparison, Measurement, PairComparison } from "./schema.ts";
+import { blockBootstrapDiffMeanCI, compareDescriptive, mean } from "./compare.ts";
+import type { Comparison, Difference, InferenceUnit, Measurement, PairComparison } from "./schema.ts";
 import { summarizeMany } from "./summarize.ts";
 import type { Metric, Unit } from "./summary.ts";
+import { exactMannWhitney, unitStatistics, welchT } from "./unitInference.ts";
 
 export interface SampledMeasurement {
   measurement: Measurement;
+  samples: number[];
+}
+
+interface Run {
+  replica: number;
+  repetition: number;
   samples: number[];
 }
 
@@ -13,17 +20,17 @@ interface Group {
   metric: Metric;
   unit: Unit;
   tool: string;
-  samples: number[][];
+  runs: Run[];
 }
 
-/** Samples of successful measurements grouped by a key; replicas and repetitions are merged. */
+/** Samples of successful measurements grouped by a key, each run (replica, repetition) kept apart. */
 function groupBy(sampled: readonly SampledMeasurement[], key: (m: Measurement) => string): Map<string, Group> {
   const groups = new Map<string, Group>();
   for (const { measurement, samples } of sampled) {
     if (measurement.status !== "ok" || !measurement.summary || !samples.length) continue;
     const k = key(measurement);
-    const group = groups.get(k) ?? { metric: measurement.summary.metric, unit: measurement.summary.unit, tool: measurement.tool, samples: [] };
-    group.samples.push(samples);
+    const group = groups.get(k) ?? { metric: measurement.summary.metric, unit: measurement.summary.unit, tool: measurement.tool, runs: [] };
+    group.runs.push({ replica: measurement.replica, repetition: measurement.repetition, samples });
     groups.set(k, group);
   }
   return groups;
@@ -32,33 +39,124 @@ function groupBy(sampled: readonly SampledMeasurement[], key: (m: Measurement) =
 const finite = <K extends string>(key: K, value: number): { [P in K]?: number } =>
   (Number.isFinite(value) ? { [key]: value } : {}) as { [P in K]?: number };
 
-/** Below this many samples a side, a bootstrap CI or a rank test would only pretend. */
+/** Below this many samples a side, a bootstrap CI would only pretend. */
 export const MIN_SAMPLES_FOR_INFERENCE = 3;
 
-function stats(measure: number, base: Group, cand: Group) {
-  const b = base.samples.flat();
-  const v = cand.samples.flat();
-  const c = compare(b, v);
-  const inferable = Math.min(b.length, v.length) >= MIN_SAMPLES_FOR_INFERENCE;
+/** Below this many independent units a side, inference falls back to sample blocks of one run. */
+export const MIN_UNITS_FOR_INFERENCE = 2;
+
+/** A group's samples per unit, in order: per replica (its repetitions merged) or per run. */
+function unitsOf(group: Group, by: "replica" | "repetition"): number[][] {
+  const units = new Map<string, { order: [number, number]; samples: number[] }>();
+  for (const run of group.runs) {
+    const key = by === "replica" ? `${run.replica}` : `${run.replica}/${run.repetition}`;
+    const unit = units.get(key) ?? { order: [run.replica, by === "replica" ? 0 : run.repetition], samples: [] };
+    for (const v of run.samples) unit.samples.push(v);
+    units.set(key, unit);
+  }
+  return [...units.values()].sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1]).map((u) => u.samples);
+}
+
+/**
+ * The independent unit two groups are compared over: replicas (independent deployments) when
+ * both sides have ≥ 2; else runs (repetitions, on the same hosts) when both have ≥ 2; else
+ * blocks of the samples of one run.
+ */
+function inferenceUnitOf(base: Group, cand: Group): InferenceUnit {
+  const count = (g: Group, by: "replica" | "repetition") => new Set(g.runs.map((r) => (by === "replica" ? `${r.replica}` : `${r.replica}/${r.repetition}`))).size;
+  for (const by of ["replica", "repetition"] as const) {
+    if (Math.min(count(base, by), count(cand, by)) >= MIN_UNITS_FOR_INFERENCE) return by;
+  }
+  return "sample-blocks";
+}
+
+/** Whether the comparison is of two variants (each on its own hosts) or of two host pairs of one variant. */
+type Kind = "variants" | "pairs";
+
+const NOTES: Record<Kind, Record<Exclude<InferenceUnit, "replica">, string>> = {
+  variants: {
+    repetition:
+      "CI and p over repetitions on the same hosts (one deployment on a side): they cover run-to-run variation, not the hosts drawn; placement cannot be separated from the host — use replicas ≥ 2",
+    "sample-blocks":
+      "one run on a side (one deployment): placement cannot be separated from the host; the CI is a block bootstrap over serially correlated samples and no p-value is given — use replicas ≥ 2",
+  },
+  pairs: {
+    repetition:
+      "CI and p over repetitions on the same hosts (one deployment): the pairs' difference is that of these hosts, not of the placement — use replicas ≥ 2",
+    "sample-blocks":
+      "one run of a pair (one deployment): the pairs' difference is that of these hosts, not of the placement; the CI is a block bootstrap over serially correlated samples and no p-value is given — use replicas ≥ 2",
+  },
+};
+
+/** Bootstrap blocks of n samples (compare.ts: blocks of ceil(√n)): what a sample-blocks CI is over. */
+const blocksOf = (n: number) => Math.ceil(n / Math.ceil(Math.sqrt(n)));
+
+function difference(base: readonly number[], cand: readonly number[]): Difference {
+  const w = welchT(base, cand);
+  return {
+    estimate: w.estimate,
+    ci95: w.ci95,
+    method: "welch-t",
+    ...(w.test ? { welch: w.test } : {}),
+    rankTest: exactMannWhitney(base, cand),
+  };
+}
+
+/**
+ * The CI and p of a comparison, over independent units (see {@link inferenceUnitOf}):
+ * - replicas or repetitions: each unit's mean and median; diffMean / diffP50 are the differences
+ *   of the means of those unit statistics (an unweighted mean over units, so not the merged
+ *   samples' difference when units differ in size) with Welch's t interval and test, and the
+ *   exact Mann–Whitney over units beside it (no normality assumed; with 3 a side its p is ≥ 0.1).
+ * - sample-blocks: one run on a side. The block bootstrap CI of the merged samples' mean
+ *   difference is kept, labelled, with a note; no p-value at all: a rank test over thousands of
+ *   correlated samples of one host set gives p < 1e-15 for any host-to-host difference, which
+ *   is not a finding about the variant.
+ */
+function inference(kind: Kind, base: Group, cand: Group, b: readonly number[], v: readonly number[]): Pick<Comparison, "inference" | "diffMean" | "diffP50"> {
+  const unit = inferenceUnitOf(base, cand);
+  if (unit === "sample-blocks") {
+    const inferable = Math.min(b.length, v.length) >= MIN_SAMPLES_FOR_INFERENCE;
+    return {
+      inference: { unit, units: { baseline: blocksOf(b.length), candidate: blocksOf(v.length) }, note: NOTES[kind][unit] },
+      ...(inferable ? { diffMean: { estimate: mean(v) - mean(b), ci95: blockBootstrapDiffMeanCI(b, v), method: "block-bootstrap" as const } } : {}),
+    };
+  }
+  const sb = unitStatistics(unitsOf(base, unit));
+  const sc = unitStatistics(unitsOf(cand, unit));
+  return {
+    inference: {
+      unit,
+      units: { baseline: sb.mean.length, candidate: sc.mean.length },
+      unitStatistics: { baseline: sb, candidate: sc },
+      ...(unit === "repetition" ? { note: NOTES[kind][unit] } : {}),
+    },
+    diffMean: difference(sb.mean, sc.mean),
+    diffP50: difference(sb.p50, sc.p50),
+  };
+}
+
+function stats(kind: Kind, measure: number, base: Group, cand: Group) {
+  const bSets = base.runs.map((r) => r.samples);
+  const vSets = cand.runs.map((r) => r.samples);
+  const b = bSets.flat();
+  const v = vSets.flat();
+  // Descriptive: every sample of every run merged. Inference: over units, below.
+  const c = compareDescriptive(b, v);
   return {
     measure,
     tool: cand.tool,
     metric: cand.metric,
     unit: cand.unit,
-    variantSummary: summarizeMany(cand.metric, cand.unit, cand.samples)!,
-    baselineSummary: summarizeMany(base.metric, base.unit, base.samples)!,
+    variantSummary: summarizeMany(cand.metric, cand.unit, vSets)!,
+    baselineSummary: summarizeMany(base.metric, base.unit, bSets)!,
     // A zero baseline (a stalled iperf3 run, a 0 percentile) has no ratio: IEEE gives
     // Infinity or NaN, which JSON cannot hold and the schema refuses, so the field is left out.
     ...finite("ratioMean", c.ratioMean),
     ...finite("pctChangeMean", c.pctChangeMean),
     ...finite("ratioP50", c.ratioP50),
     ...finite("ratioP99", c.ratioP99),
-    ...(inferable
-      ? {
-          diffMean: { estimate: c.diffMean.estimate, ci95: [c.diffMean.ci95[0], c.diffMean.ci95[1]] as [number, number] },
-          mannWhitney: { u: c.mannWhitney.u, p: c.mannWhitney.p },
-        }
-      : {}),
+    ...inference(kind, base, cand, b, v),
   };
 }
 
@@ -87,7 +185,7 @@ export function compareVariants(baselineOf: Readonly<Record<string, string>>, va
       for (const pair of pairs) {
         const base = groups.get(`${baseline}\u0000${measure}\u0000${pair}`);
         const cand = groups.get(`${variant}\u0000${measure}\u0000${pair}`);
-        if (base && cand) out.push({ variant, baseline, pair, ...stats(measure, base, cand) });
+        if (base && cand) out.push({ variant, baseline, pair, ...stats("variants", measure, base, cand) });
       }
     }
   }
@@ -111,7 +209,7 @@ export function comparePairs(sampled: readonly SampledMeasurement[], cells: read
         for (let i = 0; i < j; i++) {
           const base = groups.get(`${variant}\u0000${measure}\u0000${pairs[i]}`);
           const cand = groups.get(`${variant}\u0000${measure}\u0000${pairs[j]}`);
-          if (base && cand) out.push({ variant, pair: pairs[j]!, baselinePair: pairs[i]!, ...stats(measure, base, cand) });
+          if (base && cand) out.push({ variant, pair: pairs[j]!, baselinePair: pairs[i]!, ...stats("pairs", measure, base, cand) });
         }
       }
     }

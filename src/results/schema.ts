@@ -75,7 +75,54 @@ export const MeasurementSchema = CellSchema.pick({
 });
 export type Measurement = z.infer<typeof MeasurementSchema>;
 
-/** One sample set against another: ratio (candidate/baseline), %-change, CI, rank test. */
+/** What a comparison's CI and p-values are computed over: the independent units, never raw samples. */
+export const InferenceUnitSchema = z.enum(["replica", "repetition", "sample-blocks"]);
+export type InferenceUnit = z.infer<typeof InferenceUnitSchema>;
+
+/**
+ * A difference candidate − baseline with its 95 % CI and, over replicas or repetitions, its tests.
+ * `welch-t`: Welch's t interval over the unit statistics (scipy.stats.ttest_ind(equal_var=False));
+ * `block-bootstrap`: moving-block bootstrap over the samples of one deployment per side (see compare.ts).
+ */
+export const DifferenceSchema = z.object({
+  estimate: z.number(),
+  ci95: z.tuple([z.number(), z.number()]),
+  method: z.enum(["welch-t", "block-bootstrap"]),
+  /** Welch's t-test over the unit statistics; absent when both sides have zero spread. */
+  welch: z.object({ t: z.number(), df: z.number(), p: z.number() }).optional(),
+  /** Two-sided Mann–Whitney over the unit statistics; `u` is the candidate's; exact (permutation) up to 100 units. */
+  rankTest: z.object({ u: z.number(), p: z.number(), method: z.enum(["exact", "asymptotic"]) }).optional(),
+});
+
+const UnitValuesSchema = z.object({ mean: z.array(z.number()), p50: z.array(z.number()) });
+
+/**
+ * Which units the CI and p are over. Named `inference.unit` because the comparison's own `unit`
+ * is the measurement unit (µs, Mbit/s).
+ * - `replica`: independent deployments (≥ 2 a side): a variant's effect is separated from its hosts.
+ * - `repetition`: runs (≥ 2 a side) on the same hosts: a weaker unit, it covers run-to-run
+ *   variation but not the draw of hosts.
+ * - `sample-blocks`: one run on a side: a block bootstrap CI over serially correlated samples, no
+ *   p-value (one deployment cannot separate placement from the host).
+ */
+export const InferenceSchema = z.object({
+  unit: InferenceUnitSchema.describe(
+    "what the CI and p-values are over: replica (independent deployments), repetition (runs on the same hosts: weaker), sample-blocks (one run on a side: block bootstrap CI, no p-value)",
+  ),
+  /** Units a side: replicas, runs, or (sample-blocks) the bootstrap's blocks, ceil(n / ceil(√n)). */
+  units: z.object({ baseline: z.number().int().nonnegative(), candidate: z.number().int().nonnegative() }),
+  /** Each unit's mean and median (replica or repetition only), in unit order: one lucky host shows here. */
+  unitStatistics: z.object({ baseline: UnitValuesSchema, candidate: UnitValuesSchema }).optional(),
+  /** What the unit cannot tell (same hosts, one deployment); absent for replicas. */
+  note: z.string().optional(),
+});
+export type Inference = z.infer<typeof InferenceSchema>;
+export type Difference = z.infer<typeof DifferenceSchema>;
+
+/**
+ * One sample set against another: ratios (candidate/baseline) and %-change of all samples merged
+ * (descriptive), and a CI and tests over independent units (`inference`).
+ */
 const ComparisonStatsSchema = z.object({
   /** Index into the experiment's measure list. */
   measure: z.number().int().nonnegative(),
@@ -89,8 +136,11 @@ const ComparisonStatsSchema = z.object({
   pctChangeMean: z.number().optional().describe("(mean(candidate) − mean(baseline)) / mean(baseline) × 100; absent when the baseline mean is 0"),
   ratioP50: z.number().optional().describe("p50(candidate) / p50(baseline); absent when the baseline p50 is 0"),
   ratioP99: z.number().optional().describe("p99(candidate) / p99(baseline); absent when the baseline p99 is 0"),
-  diffMean: z.object({ estimate: z.number(), ci95: z.tuple([z.number(), z.number()]) }).optional(),
-  mannWhitney: z.object({ u: z.number(), p: z.number() }).optional(),
+  /** Δ of the means, over `inference.unit`: absent below 3 samples a side (sample-blocks) or when no CI can be had. */
+  diffMean: DifferenceSchema.optional().describe("mean(candidate) − mean(baseline) with a 95% CI over inference.unit: Welch t over unit means, or a block bootstrap for sample-blocks"),
+  /** Δ of the unit medians (p50 of each unit's samples), over replicas or repetitions only. */
+  diffP50: DifferenceSchema.optional().describe("difference of the mean unit medians with Welch's 95% CI; replica or repetition only"),
+  inference: InferenceSchema,
 });
 
 /** A variant against its baseline variant, for one measure and one host pair. */

@@ -104,6 +104,44 @@ describe("comparisonTable", () => {
     expect(rows[0]![12]).toMatch(/^\[/);
   });
 
+  describe("says what each comparison's CI and p are over", () => {
+    const experiment = (replicas: number, repetitions: number) =>
+      buildPlan(defineExperiment({ name: "x", description: "x", axes: { ppg: [false, true] }, hosts: { server: {}, client: {} }, measure: [{ tool: "ping" }], replicas, repetitions }));
+    const samples = (c: Cell) => Array.from({ length: 50 }, (_, i) => (c.variant === "ppg=true" ? 80 : 100) + c.replica + c.repetition + (i % 5));
+    const tableOf = (p: ReturnType<typeof experiment>) => comparisonTable(resultsOf(p.cells, p, samples), byCell(p.cells, samples));
+    // variant, measure, metric, n, mean, p50, p95, p99, min, max, vs baseline, change, CI, p, over
+    const lastThree = (text: string) => rowsOf(text, "ppg=true", "ping").map((r) => r.slice(12));
+
+    it("replicas: the row names them and the p-values are Welch's and the rank test's over them", () => {
+      const p = experiment(3, 2);
+      const results = resultsOf(p.cells, p, samples);
+      const text = tableOf(p);
+      expect(rowsOf(text, "variant")[0]!.slice(12)).toEqual(["95% CI of Δmean", "p Welch / rank", "over"]);
+      const [[ci, pv, over]] = lastThree(text) as [[string, string, string]];
+      expect(over).toBe("3+3 replicas");
+      const d = results.comparisons[0]!.diffMean!;
+      expect(ci).toMatch(/^\[-\d/);
+      expect(pv).toBe(`${d.welch!.p < 0.001 ? d.welch!.p.toExponential(1) : d.welch!.p.toFixed(3)} / ${d.rankTest!.p.toFixed(3)}`);
+      expect(text).toMatch(/CI and p over independent units/);
+      expect(text).not.toMatch(/placement cannot be separated/);
+    });
+
+    it("repetitions: the row says they share hosts and the footer says what that cannot tell", () => {
+      const text = tableOf(experiment(1, 4));
+      expect(lastThree(text)[0]![2]).toBe("4+4 reps (same hosts)");
+      expect(text).toMatch(/CI and p over repetitions on the same hosts/);
+    });
+
+    it("one run a side: sample blocks, no p-value, and the note that placement is not separated from the host", () => {
+      const text = tableOf(experiment(1, 1));
+      const [[ci, pv, over]] = lastThree(text) as [[string, string, string]];
+      expect([pv, over]).toEqual(["—", "sample blocks (1 run)"]);
+      expect(ci).toMatch(/^\[/);
+      expect(text).toMatch(/one run on a side \(one deployment\): placement cannot be separated from the host/);
+      expect(text).not.toMatch(/CI and p over independent units/);
+    });
+  });
+
   it("shows every measurement that has only the tool's summary, never an average of percentiles", () => {
     const plan = buildPlan(defineExperiment({ name: "x", description: "x", hosts: { server: {}, client: {} }, measure: [{ tool: "qperf" }], repetitions: 2 }));
     const summary = (mean: number): Summary => ({ metric: "rtt", unit: "us", count: 1, mean, p50: mean, p90: mean, p99: mean, p999: mean, min: mean, max: mean, stddev: 0 });

@@ -5,7 +5,7 @@ import { buildPlan } from "../../../src/plan/buildPlan.ts";
 import type { Cell } from "../../../src/plan/types.ts";
 import ppgVsZone from "../../../experiments/ppg-vs-zone.ts";
 import { defineExperiment } from "../../../src/index.ts";
-import { ComparisonSchema } from "../../../src/results/schema.ts";
+import { ComparisonSchema, PairComparisonSchema } from "../../../src/results/schema.ts";
 
 const plan = buildPlan(ppgVsZone);
 
@@ -36,11 +36,12 @@ describe("compareVariants", () => {
     expect(out[1]!.ratioMean).toBe(1);
   });
 
-  it("gives no CI or rank test from fewer than 3 samples a side", () => {
+  it("gives no CI or test from fewer than 3 samples a side", () => {
     const out = compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), [sampled(sockA!, [2]), sampled(sockB!, [6])], plan.cells);
     expect(out[0]!.ratioMean).toBe(3);
     expect(out[0]!.diffMean).toBeUndefined();
-    expect(out[0]!.mannWhitney).toBeUndefined();
+    expect(out[0]!.inference.unit).toBe("sample-blocks");
+    expect(ComparisonSchema.parse(out[0])).toEqual(out[0]);
   });
 
   it("compares pair with pair, merging every replica and repetition of each", () => {
@@ -68,6 +69,76 @@ describe("compareVariants", () => {
     expect(near!.variantSummary.mean).toBeCloseTo(55.5, 10);
     expect(far!.ratioMean).toBeCloseTo(2000.5 / 1000.5, 10);
     for (const c of out) expect(ComparisonSchema.parse(c)).toEqual(c);
+    // Inference over the 2 replicas a side, each one's repetitions merged.
+    expect(near!.inference).toEqual({
+      unit: "replica",
+      units: { baseline: 2, candidate: 2 },
+      unitStatistics: { baseline: { mean: [100.5, 120.5], p50: [100, 120] }, candidate: { mean: [50.5, 60.5], p50: [50, 60] } },
+    });
+    expect(near!.diffMean).toMatchObject({ estimate: -55, method: "welch-t" });
+    expect(near!.diffP50).toMatchObject({ estimate: -55, method: "welch-t" });
+    expect(near!.diffMean!.welch!.df).toBeCloseTo(125 ** 2 / (100 ** 2 + 25 ** 2), 12);
+  });
+
+  /** `n` noisy but deterministic samples of one run, from `level` to `level` + 10. */
+  const run = (level: number, seed: number, n = 200) => Array.from({ length: n }, (_, i) => level + ((i * 7919 + seed * 104729) % 101) / 10);
+  const experiment = (replicas: number, repetitions: number) =>
+    buildPlan(defineExperiment({ name: "x", description: "x", axes: { ppg: [false, true] }, hosts: { server: {}, client: {} }, measure: [{ tool: "ping" }], replicas, repetitions }));
+  const compareAll = (p: ReturnType<typeof experiment>, value: (c: Cell) => number, skip: (c: Cell) => boolean = () => false) =>
+    compareVariants(p.baselineOf, p.variants.map((v) => v.id), p.cells.filter((c) => !skip(c)).map((c) => sampled(c, run(value(c), c.replica * 10 + c.repetition))), p.cells);
+
+  it("separates one lucky host from the variant's effect: the CI is over replicas, not samples", () => {
+    const p = experiment(3, 1);
+    // Baseline replicas at 100, 103, 97; the candidate's replica 0 got a fast host (80), the others are as the baseline.
+    const value = (c: Cell) => (c.variant === "ppg=true" && c.replica === 0 ? 80 : [100, 103, 97][c.replica]!);
+    const [cmp] = compareAll(p, value);
+    expect(cmp!.inference).toMatchObject({ unit: "replica", units: { baseline: 3, candidate: 3 } });
+    expect(cmp!.inference.note).toBeUndefined();
+    expect(cmp!.inference.unitStatistics!.candidate.p50[0]).toBeLessThan(90);
+    const [lo, hi] = cmp!.diffMean!.ci95;
+    expect(lo).toBeLessThan(0);
+    expect(hi).toBeGreaterThan(0); // 3 replicas do not show an effect that only one host has
+    expect(cmp!.diffMean!.welch!.p).toBeGreaterThan(0.05);
+    expect(cmp!.diffMean!.rankTest).toMatchObject({ method: "exact" });
+    expect(cmp!.diffMean!.rankTest!.p).toBeGreaterThanOrEqual(0.1);
+    // Pooled as independent samples, the same data looked like a finding.
+    expect(cmp!.ratioMean).toBeLessThan(0.95);
+    expect(ComparisonSchema.parse(cmp)).toEqual(cmp);
+  });
+
+  it("takes the repetition as the unit when there is one replica, and says it is the weaker unit", () => {
+    const p = experiment(1, 4);
+    const [cmp] = compareAll(p, (c) => (c.variant === "ppg=true" ? 90 : 100) + c.repetition);
+    expect(cmp!.inference).toMatchObject({ unit: "repetition", units: { baseline: 4, candidate: 4 } });
+    expect(cmp!.inference.note).toMatch(/same hosts/);
+    expect(cmp!.inference.note).toMatch(/cannot be separated from the host/);
+    expect(cmp!.diffMean).toMatchObject({ method: "welch-t" });
+    expect(cmp!.diffMean!.ci95[1]).toBeLessThan(0);
+    expect(cmp!.diffMean!.welch!.p).toBeLessThan(0.01);
+    expect(ComparisonSchema.parse(cmp)).toEqual(cmp);
+  });
+
+  it("falls back to repetitions when a side has lost all but one replica", () => {
+    const p = experiment(2, 3);
+    const [cmp] = compareAll(p, (c) => (c.variant === "ppg=true" ? 90 : 100), (c) => c.variant === "ppg=true" && c.replica === 1);
+    expect(cmp!.inference).toMatchObject({ unit: "repetition", units: { baseline: 6, candidate: 3 } });
+  });
+
+  it("labels one deployment and one run a side sample-blocks, with a note and no p-value", () => {
+    const p = experiment(1, 1);
+    const [cmp] = compareAll(p, (c) => (c.variant === "ppg=true" ? 90 : 100));
+    expect(cmp!.inference).toEqual({
+      unit: "sample-blocks",
+      units: { baseline: 14, candidate: 14 }, // 200 samples in blocks of ceil(√200) = 15
+      note: expect.stringMatching(/placement cannot be separated from the host.*no p-value/),
+    });
+    expect(cmp!.diffMean).toMatchObject({ method: "block-bootstrap" });
+    expect(cmp!.diffMean!.estimate).toBeCloseTo(-10, 10);
+    expect(cmp!.diffMean).not.toHaveProperty("welch");
+    expect(cmp!.diffMean).not.toHaveProperty("rankTest");
+    expect(cmp).not.toHaveProperty("diffP50");
+    expect(JSON.stringify(cmp)).not.toMatch(/"p"|mannWhitney/);
+    expect(ComparisonSchema.parse(cmp)).toEqual(cmp);
   });
 
   it("leaves out a ratio to a zero baseline instead of writing Infinity or NaN", () => {
@@ -119,5 +190,20 @@ describe("comparePairs", () => {
       "crossregion->server vs samezone->server: 6.22",
       "crossregion->server vs crosszone->server: 3.71",
     ]);
+    // One deployment: the pairs' difference is these hosts', and no p-value says otherwise.
+    for (const c of out) {
+      expect(c.inference.unit).toBe("sample-blocks");
+      expect(c.inference.note).toMatch(/these hosts/);
+      expect(PairComparisonSchema.parse(c)).toEqual(c);
+    }
+  });
+
+  it("compares pairs over replicas when there are several", () => {
+    const e = defineExperiment({ name: "x", description: "x", hosts: { server: {}, a: {}, b: {} }, measure: [{ tool: "ping" }], replicas: 3 });
+    const p = buildPlan(e);
+    const out = comparePairs(p.cells.map((c) => sampled(c, Array.from({ length: 20 }, (_, i) => (c.from === "a" ? 100 : 150) + c.replica + (i % 3)))), p.cells);
+    expect(out).toHaveLength(1);
+    expect(out[0]!.inference).toMatchObject({ unit: "replica", units: { baseline: 3, candidate: 3 } });
+    expect(out[0]!.diffMean!.estimate).toBeCloseTo(50, 10);
   });
 });

@@ -37,6 +37,30 @@ export const reference = JSON.parse(readFileSync(new URL("reference.json", fixtu
   normSf: { z: number; sf: number }[];
 };
 
+export interface UnitTestReference {
+  estimate: number;
+  ci95: [number, number];
+  welch: { t: number; df: number; p: number };
+  rankTest: { u: number; p: number };
+}
+
+/** tests/fixtures/stats/make_unit_reference.py: Welch t and the exact rank test over units. */
+export const unitReference = JSON.parse(readFileSync(new URL("unit_reference.json", fixtures), "utf8")) as {
+  command: string;
+  cases: ({ name: string; baseline: number[]; candidate: number[] } & UnitTestReference)[];
+  splitCases: {
+    name: string;
+    baseline: string;
+    candidate: string;
+    units: number;
+    unitStatistics: Record<"baseline" | "candidate", { mean: number[]; p50: number[] }>;
+    mean: UnitTestReference;
+    p50: UnitTestReference;
+  }[];
+  tPpf: { q: number; df: number; x: number }[];
+  tCdf: { x: number; df: number; p: number }[];
+};
+
 export function sample(name: string): number[] {
   const s = samples[name];
   if (!s) throw new Error(`fixture set ${name} missing`);
