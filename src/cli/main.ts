@@ -120,7 +120,7 @@ export async function main(argv: string[]): Promise<number> {
     .option("-q, --quiet", "print only failures and the final table (CI)")
     .option("--no-install", "never install missing system packages; say what to run instead")
     .option("--ssh-from <cidr>", "azure: the address your SSH comes from (the only SSH source the VMs accept), or \"auto\" to ask a public what-is-my-IP service")
-    .option("--backend <url>", "azure: Pulumi backend (default: a file backend in the run folder)")
+    .option("--backend <url>", "azure: Pulumi backend (default: a file backend in the run's state folder, $LATLAB_STATE_DIR or ~/.local/state/latlab/runs/<runId>, never the results folder)")
     .option("--max-cost <usd>", "azure: refuse to deploy above this estimated cost", parsePositive)
     .option("--live-prices", "azure: refresh prices from the Azure Retail Prices API")
     .option("--yes", "azure: deploy without asking")
@@ -205,7 +205,8 @@ export async function main(argv: string[]): Promise<number> {
       const report = await azurePlanReport(plan, { livePrices: Boolean(opts.livePrices), ...(opts.maxCost !== undefined ? { maxCostUsd: opts.maxCost } : {}) });
       const { formatAzureReport } = await import("../report/azurePlanText.ts");
       process.stdout.write(opts.json ? `${JSON.stringify({ plan, azure: report }, null, 2)}\n` : `${formatPlan(plan)}\n\n${formatAzureReport(report)}\n`);
-      if (report.refusals.length) {
+      // `plan` fails for its cost only when asked to check one (--max-cost); the listing says what a deploy would refuse.
+      if (report.refusals.length && opts.maxCost !== undefined) {
         process.stderr.write(`refused: ${report.refusals.map((r) => r.message).join("; ")}\n`);
         exitCode = 1;
       }
@@ -214,14 +215,15 @@ export async function main(argv: string[]): Promise<number> {
   program
     .command("destroy")
     .description("finish tearing down an Azure run whose teardown failed or never ran")
-    .argument("<runId|dir>", "the run id (a folder under results/) or the run folder")
+    .argument("<runId|dir>", "the run id (its state folder, or a folder under results/) or the run's results folder")
     .option("--install-pulumi", "let latlab install the Pulumi CLI if it is missing")
     .action(async (ref: string, opts: { installPulumi?: boolean }) => {
       const { destroyRun } = await import("../targets/azure/destroyRun.ts");
       const { createPulumiStackFactory } = await import("../targets/azure/stack.ts");
+      const { formatLeft } = await import("../targets/azure/teardown.ts");
       const log = (m: string) => process.stderr.write(`${m}\n`);
       const report = await destroyRun(ref, { resultsRoot: resolve("results"), stackFactory: createPulumiStackFactory({ installPulumi: Boolean(opts.installPulumi), log }), log });
-      process.stdout.write(`teardown: ${report.status}${report.errors.length ? `\n  ${report.errors.join("\n  ")}` : ""}\n`);
+      process.stdout.write(`teardown: ${report.status}${report.errors.length ? `\n  ${report.errors.join("\n  ")}` : ""}\n${formatLeft(report)}\n`);
       if (report.status === "failed") exitCode = 1;
     });
 
@@ -236,6 +238,9 @@ export async function main(argv: string[]): Promise<number> {
       const report = await sweep({ client: await createAzureResourceGroupsClient(opts.subscription), now: new Date(), delete: Boolean(opts.delete), log });
       for (const g of report.groups) process.stdout.write(`${g.name}\t${g.state}\t${g.expiresAt ?? "unknown expiry"}\n`);
       if (report.dryRun && report.groups.some((g) => g.state === "expired")) process.stdout.write("dry run: nothing deleted; add --delete to remove the expired groups\n");
+      if (report.left) process.stdout.write(report.left.length === 0 ? "left: none\n" : `left:\n${report.left.map((id) => `  ${id}\n`).join("")}`);
+      for (const e of report.leftErrors) process.stdout.write(`left: unknown for ${e}\n`);
+      if (report.left?.length || report.leftErrors.length) exitCode = 1;
       if (report.failed.length) exitCode = 1;
     });
 

@@ -3,20 +3,15 @@ import { join, resolve } from "node:path";
 import type { Plan } from "../../plan/types.ts";
 import type { ShapingStatus, TeardownReport } from "../../results/schema.ts";
 import type { Environment, HostEndpoint, Target, TargetContext } from "../target.ts";
-import type { RunGroups } from "./destroyRun.ts";
-import {
-  createPassphrase,
-  destroyCommand,
-  leakedMessage,
-  rehearsedLeakMessage,
-  lineBuffer,
-  writeRunState,
-  type AzureRunState,
-} from "./destroyRun.ts";
-import { azureDir, generateRunKeys, removeRunKeys, type RunKeys } from "./keys.ts";
+import { createPassphrase, destroyCommand, statePath, workspaceDir, writeRunState, type AzureRunState } from "./destroyRun.ts";
+import { generateRunKeys, removeRunKeys, type RunKeys } from "./keys.ts";
 import { azureReadyAndProbe } from "./probe.ts";
+import { PULUMI_CLI_VERSION } from "./pulumiVersion.ts";
+import { azureRunGroups, type RunGroups } from "./runGroups.ts";
+import { makeStateDir, runStateDir, writePointer } from "./runState.ts";
 import { PROJECT_NAME, stackNameFor, summarizeCommandError, type PulumiProgram, type StackDriver, type StackFactory } from "./stack.ts";
-import { AzureOutputsSchema, hostName, type AzureOutputs, type AzureSettings } from "./types.ts";
+import { leftRecord, lineBuffer, tearDownStack } from "./teardown.ts";
+import { AzureOutputsSchema, hostName, namePrefix, type AzureOutputs, type AzureSettings } from "./types.ts";
 import { checkTtl, recommendedExpiresAt } from "./validateAzure.ts";
 
 /** What `createProgram` from ./program.ts looks like (injected: tests use a stub). */
@@ -54,8 +49,10 @@ export interface AzureTargetOptions {
   createProgram: ProgramFactory;
   /** CIDR the runner's SSH comes from (`--ssh-from`); never "*" or 0.0.0.0/0. */
   sshFrom: string;
-  /** Pulumi backend (`--backend`); default `file://<runDir>` (state in `<runDir>/.pulumi/`). */
+  /** Pulumi backend (`--backend`); default `file://<stateDir>` (state in the run's state folder's `.pulumi/`, runState.ts). */
   backendUrl?: string;
+  /** The run's resource groups in ARM, for teardown's check and fallback (default: the rehearsal's emulator, or Azure's). */
+  runGroups?: () => Promise<RunGroups>;
   /** Asked before anything is created (cost!); resolve false to stop. Absent = `--yes`. */
   confirm?: (summary: string) => Promise<boolean>;
   /**
@@ -72,6 +69,7 @@ export interface AzureTargetOptions {
    * check the program applies, so the target and the program never disagree about a TTL.
    */
   expiresAt?: (plan: Plan, createdAt: Date) => Date;
+  /** Environment: PULUMI_CONFIG_PASSPHRASE, LATLAB_STATE_DIR / XDG_STATE_HOME (where the run's state folder is). */
   env?: NodeJS.ProcessEnv;
   now?: () => Date;
   /** How often a failed destroy is tried before the run is declared leaked (default 3). */
@@ -94,7 +92,11 @@ const isoOrInvalid = (d: Date) => (Number.isNaN(d.getTime()) ? "(invalid date)" 
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
-/** Checks `--ssh-from`: one IPv4/IPv6 address or CIDR, never the whole Internet. */
+/**
+ * Checks `--ssh-from`: one IPv4 address or CIDR, never the whole Internet. IPv6 is refused: the
+ * VMs have IPv4 public addresses only, and an NSG rule allowing an IPv6 source would let no SSH
+ * through — the run would fail later, silently, on a timeout.
+ */
 export function checkSshFrom(value: string): string {
   const v = value.trim();
   const fail = (why: string) => {
@@ -104,10 +106,12 @@ export function checkSshFrom(value: string): string {
   const [addr = "", prefix, ...rest] = v.split("/");
   if (rest.length > 0) fail("not a CIDR");
   const isV4 = IPV4.test(addr);
-  const isV6 = !isV4 && /^[0-9a-f:]+$/i.test(addr) && addr.includes(":");
-  if (!isV4 && !isV6) fail("not an IP address or CIDR");
+  if (!isV4 && addr.includes(":") && /^[0-9a-f:.]+$/i.test(addr)) {
+    fail("an IPv6 source cannot reach the VMs (they have IPv4 public addresses only, so the NSG rule would let no SSH in); give the IPv4 address your SSH leaves from (`curl -4 https://ifconfig.me`) or --ssh-from auto");
+  }
+  if (!isV4) fail("not an IP address or CIDR");
   if (prefix !== undefined) {
-    if (!/^\d+$/.test(prefix) || Number(prefix) > (isV4 ? 32 : 128)) fail("bad prefix length");
+    if (!/^\d+$/.test(prefix) || Number(prefix) > 32) fail("bad prefix length");
     if (Number(prefix) === 0) fail("SSH is never opened to everyone");
   }
   return v;
@@ -220,6 +224,8 @@ const REHEARSAL_SHAPING: ShapingStatus = {
 interface Session {
   runId: string;
   runDir: string;
+  /** Keys, passphrase, Pulumi state and workspace: outside the results folder (runState.ts). */
+  stateDir: string;
   log: (message: string) => void;
   redact: (line: string) => string;
   stackName: string;
@@ -252,13 +258,15 @@ export class AzureTarget implements Target {
     const external = [this.options.signal, (ctx as TargetContext & { signal?: AbortSignal }).signal].filter((s): s is AbortSignal => s !== undefined);
     const signal = AbortSignal.any([abort.signal, ...external]);
     const runDir = resolve(ctx.runDir);
+    const stateDir = runStateDir(ctx.runId, this.options.env ?? process.env);
     const session: Session = {
       runId: ctx.runId,
       runDir,
+      stateDir,
       log: ctx.log,
       redact: (l) => l,
       stackName: stackNameFor(ctx.runId),
-      backendUrl: this.options.backendUrl ?? `file://${runDir}`,
+      backendUrl: this.options.backendUrl ?? `file://${stateDir}`,
       abort,
       pendingUp: Promise.resolve(),
     };
@@ -300,10 +308,12 @@ export class AzureTarget implements Target {
     }
     if (signal.aborted) throw interrupted();
 
-    // Keys and the bookkeeping `latlab destroy` needs, before anything exists in Azure.
-    const keys = await generateRunKeys(plan, s.runDir);
+    // Keys and the bookkeeping `latlab destroy` needs, before anything exists in Azure; in the
+    // run's state folder, never in the results folder (shared, uploaded by CI), which gets a pointer.
+    await makeStateDir(s.stateDir);
+    const keys = await generateRunKeys(plan, s.stateDir);
     s.keys = keys;
-    const { passphrase, source } = await createPassphrase(s.runDir, env);
+    const { passphrase, source } = await createPassphrase(s.stateDir, env);
     s.redact = makeRedactor([keys.client.privateKey, ...Object.values(keys.hosts).map((k) => k.privateKey), passphrase]);
     s.state = {
       runId: s.runId,
@@ -317,8 +327,10 @@ export class AzureTarget implements Target {
       status: "deploying",
       updatedAt: now().toISOString(),
       ...(s.rehearsal ? { rehearsal: { emulatorHome: s.rehearsal.emulatorHome } } : {}),
+      resultsDir: s.runDir,
     };
-    await writeRunState(s.runDir, s.state);
+    await writeRunState(s.stateDir, s.state);
+    await writePointer(s.runDir, { runId: s.runId, stateDir: s.stateDir });
 
     const settings: AzureSettings = {
       runId: s.runId,
@@ -344,8 +356,12 @@ export class AzureTarget implements Target {
       backendUrl: s.backendUrl,
       passphrase,
       config: location ? { "azure-native:location": location } : {},
+      workDir: workspaceDir(s.stateDir),
+      pulumiVersion: PULUMI_CLI_VERSION,
       ...(s.rehearsal ? { env: s.rehearsal.env } : {}),
     });
+    // `latlab destroy` opens the stack with a CLI of this version's major.minor.
+    if (s.driver.cliVersion) await this.saveState(s, { pulumiVersion: s.driver.cliVersion });
     if (signal.aborted) throw interrupted();
 
     log(`azure: deploying (pulumi up)…`);
@@ -373,7 +389,7 @@ export class AzureTarget implements Target {
       if (foreign.length) throw new AzureTargetError(`azure target: rehearsal: the stack reports addresses the emulator did not hand out (${foreign.join(", ")}): the deploy did not go to the emulator; nothing is contacted`);
     }
     s.state = { ...s.state, resourceGroup: outputs.resourceGroup, status: "up", updatedAt: now().toISOString() };
-    await writeRunState(s.runDir, s.state);
+    await writeRunState(s.stateDir, s.state);
     const hosts = endpointsFromOutputs(plan, outputs, keys, adminUsername);
     // The emulator's VMs have no Accelerated Networking VF and no size's bandwidth: say so next to what the probe finds.
     if (s.rehearsal) {
@@ -384,8 +400,8 @@ export class AzureTarget implements Target {
         if (h.ready) h.ready.timeoutSeconds = s.rehearsal.readyTimeoutSeconds;
       }
     }
-    // For a person who wants to look around: ssh -i .azure/client_rsa -o UserKnownHostsFile=.azure/known_hosts
-    await writeFile(join(azureDir(s.runDir), "known_hosts"), hosts.map((h) => `${h.ssh.host} ${h.hostKey}\n`).join(""), { mode: 0o600 });
+    // For a person who wants to look around: ssh -i <stateDir>/client_rsa -o UserKnownHostsFile=<stateDir>/known_hosts
+    await writeFile(join(s.stateDir, "known_hosts"), hosts.map((h) => `${h.ssh.host} ${h.hostKey}\n`).join(""), { mode: 0o600 });
     log(`azure: ${hosts.length} hosts up in resource group ${outputs.resourceGroup}`);
     return {
       hosts,
@@ -396,6 +412,8 @@ export class AzureTarget implements Target {
         ...(s.driver.cliVersion ? { pulumiCli: s.driver.cliVersion } : {}),
         stack: s.stackName,
         backend: displayUrl(s.backendUrl),
+        // Where the keys, passphrase and Pulumi state are: not in the results folder (`latlab destroy` reads this).
+        stateDir: s.stateDir,
         resourceGroup: outputs.resourceGroup,
         expiresAt: expiresAt.toISOString(),
         sshFrom,
@@ -425,64 +443,44 @@ export class AzureTarget implements Target {
   }
 
   private async destroyStack(s: Session): Promise<TeardownReport> {
-    const log = (m: string) => s.log(s.redact(m));
-    const errors: string[] = [];
-    const removed: string[] = [];
     const cmd = destroyCommand(s.runId, s.runDir, this.options.resultsRoot);
-
-    if (!s.driver) {
+    const driver = s.driver;
+    if (!driver) {
       // The stack was never opened: nothing exists in Azure.
       if (!s.keys && !s.state) return { status: "not-started", errors: [], removed: [] };
-      for (const p of await removeRunKeys(s.runDir)) removed.push(`key file ${p}`);
+      const removed = (await removeRunKeys(s.stateDir)).map((p) => `key file ${p}`);
       if (s.state) await this.saveState(s, { status: "not-deployed" });
-      return { status: "ok", errors, removed };
+      return { status: "ok", errors: [], removed };
     }
-
-    log(`azure: destroying stack ${s.stackName}${s.state?.resourceGroup ? ` (resource group ${s.state.resourceGroup})` : ""}…`);
-    const lines = lineBuffer((l) => log(`azure: ${l}`));
-    let destroyed = false;
-    const attempts = this.options.destroyAttempts ?? DESTROY_ATTEMPTS;
-    for (let attempt = 1; attempt <= attempts && !destroyed; attempt++) {
-      try {
-        // No signal: a second Ctrl-C must not stop the teardown from latlab's side.
-        await s.driver.destroy({ onOutput: lines.push });
-        destroyed = true;
-        removed.push(`Azure resources of stack ${s.stackName}${s.state?.resourceGroup ? ` (resource group ${s.state.resourceGroup})` : ""}`);
-      } catch (e) {
-        lines.flush();
-        const why = s.redact(summarizeCommandError(e));
-        // Azure refuses deletes now and then (409 Conflict while another operation runs): the
-        // stack knows what is left, so a new destroy picks up where this one stopped.
-        if (attempt < attempts) {
-          const pause = attempt * (this.options.destroyRetryDelayMs ?? DESTROY_BACKOFF_MS);
-          log(`azure: destroy attempt ${attempt} of ${attempts} failed (${why.split("\n")[0]}); trying again in ${Math.round(pause / 1000)} s`);
-          await new Promise((r) => setTimeout(r, pause));
-        } else errors.push(`destroy of stack ${s.stackName} failed${attempts > 1 ? ` ${attempts} times; the last time` : ""}: ${why}`);
-      } finally {
-        lines.flush();
-      }
-    }
-    if (destroyed) {
-      try {
-        await s.driver.remove();
-        removed.push(`Pulumi stack ${s.stackName}`);
-      } catch (e) {
-        errors.push(`resources destroyed, but removing stack ${s.stackName} failed: ${s.redact(summarizeCommandError(e))}; finish with: ${cmd}`);
-      }
-    } else if (s.rehearsal) {
-      // The emulator removes what is left when it stops (after this): nothing stays, nothing costs.
-      errors.push(rehearsedLeakMessage(s.runId));
-      log(`azure: teardown FAILED — ${rehearsedLeakMessage(s.runId)}`);
-    } else {
-      // The stack is kept on purpose: it is what knows which resources to delete.
-      errors.push(
-        leakedMessage({ runId: s.runId, resourceGroup: s.state?.resourceGroup ?? null, expiresAt: s.state?.expiresAt ?? "unknown" }, cmd),
-      );
-      log(`azure: teardown FAILED — run ${s.runId} is leaked; finish with: ${cmd}`);
-    }
-    if (errors.length === 0) for (const p of await removeRunKeys(s.runDir)) removed.push(`key file ${p}`);
+    const o = this.options;
+    s.log(s.redact(`azure: destroying stack ${s.stackName}${s.state?.resourceGroup ? ` (resource group ${s.state.resourceGroup})` : ""}…`));
+    const outcome = await tearDownStack(
+      {
+        runId: s.runId,
+        stackName: s.stackName,
+        backendUrl: s.backendUrl,
+        resourceGroup: s.state?.resourceGroup ?? namePrefix(s.runId),
+        expiresAt: s.state?.expiresAt ?? "unknown",
+        finishCommand: cmd,
+        rehearsal: s.rehearsal !== undefined,
+      },
+      {
+        open: async () => driver,
+        groups: async () => (o.runGroups ? o.runGroups() : s.rehearsal ? s.rehearsal.groups : azureRunGroups(o.env ?? process.env)),
+        log: s.log,
+        redact: s.redact,
+        attempts: o.destroyAttempts ?? DESTROY_ATTEMPTS,
+        retryDelayMs: o.destroyRetryDelayMs ?? DESTROY_BACKOFF_MS,
+      },
+    );
+    const errors = [...outcome.errors];
+    const removed = [...outcome.removed];
+    // What ARM still holds goes into results.json too.
+    removed.push(leftRecord(s.state?.resourceGroup ?? namePrefix(s.runId), outcome));
+    if (outcome.status === "destroyed" && errors.length === 0) for (const p of await removeRunKeys(s.stateDir)) removed.push(`key file ${p}`);
     await this.saveState(s, {
-      status: !destroyed ? (s.rehearsal ? "destroyed" : "leaked") : errors.length > 0 ? "stack-left" : "destroyed",
+      // A rehearsal's emulator removes what is left when it stops (after this): nothing stays, nothing costs.
+      status: outcome.status === "live" ? "leaked" : outcome.status === "leaked" && s.rehearsal ? "destroyed" : outcome.status,
       lastError: errors.length > 0 ? errors.join("\n") : undefined,
     });
     return { status: errors.length > 0 ? "failed" : "ok", errors, removed };
@@ -492,9 +490,9 @@ export class AzureTarget implements Target {
     if (!s.state) return;
     s.state = { ...s.state, ...patch, updatedAt: (this.options.now ?? (() => new Date()))().toISOString() };
     try {
-      await writeRunState(s.runDir, s.state);
+      await writeRunState(s.stateDir, s.state);
     } catch (e) {
-      s.log(`azure: could not write ${join(azureDir(s.runDir), "state.json")}: ${(e as Error).message}`);
+      s.log(`azure: could not write ${statePath(s.stateDir)}: ${(e as Error).message}`);
     }
   }
 }

@@ -4,22 +4,29 @@ import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import type { TeardownReport } from "../../results/schema.ts";
-import { azureDir, removeRunKeys } from "./keys.ts";
+import { removeRunKeys } from "./keys.ts";
 import type { Rehearsal } from "./azureTarget.ts";
-import { PROJECT_NAME, summarizeCommandError, type StackFactory } from "./stack.ts";
+import { PROJECT_NAME, type StackFactory } from "./stack.ts";
 import { namePrefix } from "./types.ts";
-import { removeStaleLocks, repairCheckpoint } from "./fileBackendRecovery.ts";
+import { azureRunGroups, type RunGroups } from "./runGroups.ts";
+import { locateRun, runStateDir, stateRoot } from "./runState.ts";
+import { PULUMI_CLI_VERSION } from "./pulumiVersion.ts";
+import { leftRecord, tearDownStack, type TeardownOutcome } from "./teardown.ts";
+
+export type { RunGroups } from "./runGroups.ts";
+export { LiveRunError, leakedMessage, lineBuffer, rehearsedLeakMessage } from "./teardown.ts";
 
 /**
- * `<runDir>/.azure/state.json`: what `latlab destroy <runId>` needs to finish a teardown
- * later (backend, stack, where the passphrase is). Written 0600; holds no secret itself.
+ * `<stateDir>/state.json` (the run's state folder, runState.ts; `<runDir>/.azure/` for runs made
+ * before it moved): what `latlab destroy <runId>` needs to finish a teardown later (backend,
+ * stack, where the passphrase is). Written 0600; holds no secret itself.
  */
 export const AzureRunStateSchema = z.object({
   runId: z.string(),
   projectName: z.string(),
   stackName: z.string(),
   backendUrl: z.string(),
-  /** Where the stack's secrets passphrase is: `.azure/passphrase`, or PULUMI_CONFIG_PASSPHRASE. */
+  /** Where the stack's secrets passphrase is: `passphrase` beside this file, or PULUMI_CONFIG_PASSPHRASE. */
   passphrase: z.enum(["file", "env"]),
   /** Known once the stack reported its outputs. */
   resourceGroup: z.string().nullable(),
@@ -31,15 +38,21 @@ export const AzureRunStateSchema = z.object({
   updatedAt: z.string(),
   /** A rehearsal: its emulator's folder (ARM state, VMs), which `latlab destroy` resumes. */
   rehearsal: z.object({ emulatorHome: z.string() }).optional(),
+  /** The run's results folder (absent in runs made before state moved out of it). */
+  resultsDir: z.string().optional(),
+  /** The Pulumi CLI version the stack was made with: `latlab destroy` uses the same major.minor. */
+  pulumiVersion: z.string().optional(),
 });
 export type AzureRunState = z.infer<typeof AzureRunStateSchema>;
 
 export const STATE_FILE = "state.json";
 export const PASSPHRASE_FILE = "passphrase";
-export const statePath = (runDir: string) => join(azureDir(runDir), STATE_FILE);
+export const statePath = (stateDir: string) => join(stateDir, STATE_FILE);
+/** The Pulumi workspace of a run (Pulumi.yaml, Pulumi.<stack>.yaml): fixed, so destroy sees what the deploy had. */
+export const workspaceDir = (stateDir: string) => join(stateDir, "workspace");
 
-export async function writeRunState(runDir: string, state: AzureRunState): Promise<void> {
-  const file = statePath(runDir);
+export async function writeRunState(stateDir: string, state: AzureRunState): Promise<void> {
+  const file = statePath(stateDir);
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.tmp`;
   await writeFile(tmp, `${JSON.stringify(AzureRunStateSchema.parse(state), null, 2)}\n`, { mode: 0o600 });
@@ -47,33 +60,36 @@ export async function writeRunState(runDir: string, state: AzureRunState): Promi
   await rename(tmp, file);
 }
 
-export async function readRunState(runDir: string): Promise<AzureRunState> {
-  return AzureRunStateSchema.parse(JSON.parse(await readFile(statePath(runDir), "utf8")));
+export async function readRunState(stateDir: string): Promise<AzureRunState> {
+  const file = statePath(stateDir);
+  const parsed = AzureRunStateSchema.safeParse(JSON.parse(await readFile(file, "utf8")));
+  if (!parsed.success) throw new Error(`${file} is not a latlab run state: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  return parsed.data;
 }
 
 /**
  * The stack's secrets passphrase: PULUMI_CONFIG_PASSPHRASE when set (recorded as "env"),
- * otherwise a random one written 0600 to `.azure/passphrase` so a later `latlab destroy` can
+ * otherwise a random one written 0600 into the run's state folder so a later `latlab destroy` can
  * open the stack.
  */
-export async function createPassphrase(runDir: string, env: NodeJS.ProcessEnv): Promise<{ passphrase: string; source: "file" | "env" }> {
+export async function createPassphrase(stateDir: string, env: NodeJS.ProcessEnv): Promise<{ passphrase: string; source: "file" | "env" }> {
   const fromEnv = env.PULUMI_CONFIG_PASSPHRASE;
   if (fromEnv) return { passphrase: fromEnv, source: "env" };
   const passphrase = randomBytes(32).toString("hex");
-  const file = join(azureDir(runDir), PASSPHRASE_FILE);
+  const file = join(stateDir, PASSPHRASE_FILE);
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   await writeFile(file, `${passphrase}\n`, { mode: 0o600 });
   await chmod(file, 0o600);
   return { passphrase, source: "file" };
 }
 
-export async function readPassphrase(runDir: string, state: AzureRunState, env: NodeJS.ProcessEnv): Promise<string> {
+export async function readPassphrase(stateDir: string, state: AzureRunState, env: NodeJS.ProcessEnv): Promise<string> {
   if (state.passphrase === "env") {
     const p = env.PULUMI_CONFIG_PASSPHRASE;
     if (!p) throw new Error(`run ${state.runId}: its stack was created with PULUMI_CONFIG_PASSPHRASE from the environment; set it to the same value and try again`);
     return p;
   }
-  return (await readFile(join(azureDir(runDir), PASSPHRASE_FILE), "utf8")).trim();
+  return (await readFile(join(stateDir, PASSPHRASE_FILE), "utf8")).trim();
 }
 
 /** The command that finishes a teardown later. */
@@ -83,54 +99,12 @@ export function destroyCommand(runId: string, runDir: string, resultsRoot = "res
   return `npx latlab destroy ${/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`}`;
 }
 
-/** Finds a run's folder from a run id (under resultsRoot) or a path to the folder itself. */
-export function findRunDir(runIdOrDir: string, resultsRoot: string): string | undefined {
-  for (const dir of [resolve(resultsRoot, runIdOrDir), resolve(runIdOrDir)]) {
-    if (existsSync(statePath(dir))) return dir;
-  }
-  return undefined;
-}
-
-/** The run is still going (a live Pulumi lock, a live emulator): `latlab destroy` touches nothing. */
-export class LiveRunError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "LiveRunError";
-  }
-}
-
-/**
- * A run's resource group as ARM has it: what `latlab destroy` falls back on when Pulumi's
- * destroy fails because ARM holds resources Pulumi's state does not (a run killed in the
- * middle of `up`: VMs being created are in Azure, not in the state, and keep the NICs and
- * subnets Pulumi tries to delete "in use").
- */
-export interface RunGroups {
-  /** The group's tags, or undefined when ARM has no such group. */
-  tags(name: string): Promise<Record<string, string> | undefined>;
-  /** Deletes the group and everything in it; resolves when it is gone. */
-  delete(name: string): Promise<void>;
-}
-
-/** RunGroups over Azure itself (credentials as for `latlab sweep`). */
-async function azureRunGroups(): Promise<RunGroups> {
-  const { createAzureResourceGroupsClient, LATLAB_FILTER } = await import("./sweeper.ts");
-  const client = await createAzureResourceGroupsClient();
-  return {
-    async tags(name) {
-      for await (const g of client.list(LATLAB_FILTER)) if (g.name.toLowerCase() === name.toLowerCase()) return g.tags ?? {};
-      return undefined;
-    },
-    delete: (name) => client.beginDeleteAndWait(name),
-  };
-}
-
 /** Loaded only for a rehearsal's run: a real one never starts the emulator. */
 const resumeRehearsalLazily: NonNullable<DestroyRunOptions["resumeRehearsal"]> = async (home, runDir, log) =>
   (await import("./emulator/rehearsal.ts")).resumeRehearsal(home, runDir, log);
 
 export interface DestroyRunOptions {
-  /** The run's resource groups in ARM, for the fallback (default: Azure's, or the rehearsal's emulator). */
+  /** The run's resource groups in ARM (default: Azure's, or the rehearsal's emulator). */
   runGroups?: () => Promise<RunGroups>;
   /** Resumes a rehearsal's emulator (default: emulator/rehearsal.ts's; tests pass a fake). */
   resumeRehearsal?: (home: string, runDir: string, log: (message: string) => void) => Promise<Rehearsal>;
@@ -140,144 +114,108 @@ export interface DestroyRunOptions {
   log: (message: string) => void;
   env?: NodeJS.ProcessEnv;
   now?: () => Date;
+  /** Destroys tried before giving up (default 3), and the pause before the n-th retry (n × this). */
+  destroyAttempts?: number;
+  destroyRetryDelayMs?: number;
 }
 
+/** A teardown's report, with what ARM still holds of the run (printed as "left: …"). */
+export type DestroyRunReport = TeardownReport & Pick<TeardownOutcome, "left" | "leftUnknown">;
+
 /**
- * `latlab destroy <runId>`: finishes the teardown of an Azure run whose destroy failed or never
- * ran (crash, power cut…). Destroys and removes the stack named in `.azure/state.json`, records
- * the outcome there and in results.json's `teardown` (when results.json exists), and removes
- * the run's private keys once nothing is left. Safe to run again.
+ * `latlab destroy <runId|results folder>`: finishes the teardown of an Azure run whose destroy
+ * failed or never ran (crash, power cut…), through the same teardown as the run's own
+ * (teardown.ts). Finds the run's state folder from its id or its results folder (runState.ts),
+ * records the outcome in state.json and in results.json's `teardown` (when the results folder is
+ * known and has one), and removes the run's private keys once nothing is left. Safe to run again.
  */
-export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions): Promise<TeardownReport> {
+export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions): Promise<DestroyRunReport> {
   const resultsRoot = options.resultsRoot ?? "results";
   const env = options.env ?? process.env;
   const now = options.now ?? (() => new Date());
   const log = options.log;
-  const runDir = findRunDir(runIdOrDir, resultsRoot);
-  if (!runDir) {
+  const located = locateRun(runIdOrDir, resultsRoot, env);
+  if (!located) {
+    let byId = join(stateRoot(env), runIdOrDir);
+    try {
+      byId = runStateDir(runIdOrDir, env);
+    } catch {
+      /* not a run id: the path above is only named */
+    }
     throw new Error(
-      `no Azure run state for "${runIdOrDir}" (looked for ${statePath(resolve(resultsRoot, runIdOrDir))}); ` +
+      `no Azure run state for "${runIdOrDir}" (looked for ${statePath(byId)}, and in ${resolve(resultsRoot, runIdOrDir)} and ${resolve(runIdOrDir)} for its pointer or results.json); ` +
         "resources latlab created are tagged owner=latlab: `npx latlab sweep` lists the expired ones",
     );
   }
-  const state = await readRunState(runDir);
-  const cmd = destroyCommand(state.runId, runDir, resultsRoot);
+  const { stateDir } = located;
+  const state = await readRunState(stateDir);
+  const runDir = located.runDir ?? (state.resultsDir && existsSync(state.resultsDir) ? state.resultsDir : undefined);
+  const cmd = runDir ? destroyCommand(state.runId, runDir, resultsRoot) : `npx latlab destroy ${state.runId}`;
   if (state.status === "destroyed" || state.status === "not-deployed") {
     log(`azure: run ${state.runId}: stack ${state.stackName} already ${state.status === "destroyed" ? "destroyed" : "had nothing deployed"}; nothing to do`);
-    const report: TeardownReport = { status: "ok", errors: [], removed: [] };
-    return report;
+    return { status: "ok", errors: [], removed: [], left: null, leftUnknown: `not asked: run ${state.runId}'s state says ${state.status} at ${state.updatedAt}` };
   }
 
-  const errors: string[] = [];
-  const removed: string[] = [];
-  const lines = lineBuffer((l) => log(`azure: ${l}`));
-  let destroyed = false;
   let rehearsal: Rehearsal | undefined;
-  try {
-    // A run killed in the middle of an operation leaves Pulumi's lock behind: only a dead owner's lock goes.
-    const locks = await removeStaleLocks(state.backendUrl, state.stackName);
-    for (const l of locks.removed) {
-      log(`azure: removed a stale Pulumi lock of stack ${state.stackName} (pid ${l.pid} on ${l.hostname} is gone): ${l.path}`);
-      removed.push(`stale Pulumi lock ${l.path}`);
-    }
-    // A live owner means the run (or another destroy) is still going: touching anything now would
-    // tear its resources out from under it. Nothing is repaired, resumed or deleted.
-    if (locks.kept.length > 0) {
-      throw new LiveRunError(
-        `stack ${state.stackName} is locked by a Pulumi process that is still running (${locks.kept.map((l) => `pid ${l.pid ?? "?"} on ${l.hostname ?? "?"}`).join(", ")}): ` +
-          "is the run still going? Wait for it to end (or stop it), then run this again",
-      );
-    }
-    for (const repair of await repairCheckpoint(state.backendUrl, state.stackName)) {
-      log(`azure: ${repair}`);
-      removed.push(repair);
-    }
-    if (state.rehearsal) rehearsal = await (options.resumeRehearsal ?? resumeRehearsalLazily)(state.rehearsal.emulatorHome, runDir, log);
-    const passphrase = await readPassphrase(runDir, state, env);
-    const driver = await options.stackFactory.open({
+  const outcome = await tearDownStack(
+    {
       runId: state.runId,
-      projectName: state.projectName || PROJECT_NAME,
       stackName: state.stackName,
       backendUrl: state.backendUrl,
-      passphrase,
-      config: {},
-      ...(rehearsal ? { env: rehearsal.env } : {}),
-    });
-    log(`azure: destroying stack ${state.stackName} (backend ${state.backendUrl})…`);
-    const group = state.resourceGroup ?? namePrefix(state.runId);
-    try {
-      await driver.destroy({ onOutput: lines.push });
-    } catch (e) {
-      lines.flush();
-      // Resources Pulumi never recorded may hold the ones it knows "in use": delete the run's
-      // group through ARM (only if its tags say it is this run's), then destroy again — the
-      // deletes of what is already gone succeed.
-      const why = summarizeCommandError(e).split("\n")[0];
-      log(`azure: pulumi destroy failed (${why}); deleting the run's resource group ${group} through ARM, then destroying again`);
-      try {
-        const groups = await (options.runGroups ?? (async () => (rehearsal ? rehearsal.groups : azureRunGroups())))();
-        const tags = await groups.tags(group);
-        if (tags !== undefined) {
-          const tag = (name: string) => Object.entries(tags).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
-          if (tag("owner") !== "latlab" || tag("runId") !== state.runId) throw new Error(`resource group ${group} is not tagged owner=latlab, runId=${state.runId}: not deleting it`);
-          await groups.delete(group);
-          removed.push(`resource group ${group} (deleted through ARM)`);
-        }
-      } catch (fallback) {
-        throw new Error(`${summarizeCommandError(e)}; deleting the resource group through ARM did not work either: ${(fallback as Error).message}`, { cause: e });
-      }
-      await driver.destroy({ onOutput: lines.push });
-    } finally {
-      lines.flush();
-    }
-    destroyed = true;
-    removed.push(`Azure resources of stack ${state.stackName}${state.resourceGroup ? ` (resource group ${state.resourceGroup})` : ""}`);
-    try {
-      await driver.remove();
-      removed.push(`Pulumi stack ${state.stackName}`);
-    } catch (e) {
-      errors.push(`resources destroyed, but removing stack ${state.stackName} failed: ${summarizeCommandError(e)}; run \`${cmd}\` again`);
-    }
-  } catch (e) {
-    if (e instanceof LiveRunError) {
-      log(`azure: ${e.message}`);
-      return { status: "failed", errors: [e.message], removed };
-    }
-    errors.push(`destroy of stack ${state.stackName} failed: ${summarizeCommandError(e)}`);
+      resourceGroup: state.resourceGroup ?? namePrefix(state.runId),
+      expiresAt: state.expiresAt,
+      finishCommand: cmd,
+      rehearsal: state.rehearsal !== undefined,
+    },
+    {
+      open: async () => {
+        // After the stale locks are gone: a live emulator means the run is still going (LiveRunError).
+        if (state.rehearsal) rehearsal = await (options.resumeRehearsal ?? resumeRehearsalLazily)(state.rehearsal.emulatorHome, runDir ?? stateDir, log);
+        const passphrase = await readPassphrase(stateDir, state, env);
+        log(`azure: opening stack ${state.stackName} (backend ${state.backendUrl})…`);
+        return options.stackFactory.open({
+          runId: state.runId,
+          projectName: state.projectName || PROJECT_NAME,
+          stackName: state.stackName,
+          backendUrl: state.backendUrl,
+          passphrase,
+          config: {},
+          workDir: workspaceDir(stateDir),
+          pulumiVersion: state.pulumiVersion ?? PULUMI_CLI_VERSION,
+          ...(rehearsal ? { env: rehearsal.env } : {}),
+        });
+      },
+      groups: async () => (options.runGroups ? options.runGroups() : rehearsal ? rehearsal.groups : azureRunGroups(env)),
+      log,
+      ...(options.destroyAttempts !== undefined ? { attempts: options.destroyAttempts } : {}),
+      ...(options.destroyRetryDelayMs !== undefined ? { retryDelayMs: options.destroyRetryDelayMs } : {}),
+    },
+  );
+  const errors = [...outcome.errors];
+  const removed = [...outcome.removed];
+  if (outcome.status === "live") {
+    log(`azure: ${errors.join("\n")}`);
+    return { status: "failed", errors, removed, left: null, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
   }
+  removed.push(leftRecord(state.resourceGroup ?? namePrefix(state.runId), outcome));
   if (rehearsal) {
     // The emulator goes last; whatever its ARM still holds is listed (and removed).
     const stopped = await rehearsal.stop().catch((e: Error) => ({ errors: [`stopping the emulator: ${e.message}`], removed: [] as string[] }));
     errors.push(...stopped.errors);
     removed.push(...stopped.removed);
   }
-  if (!destroyed) errors.push(rehearsal ? rehearsedLeakMessage(state.runId) : leakedMessage(state, cmd));
-  else if (errors.length === 0) for (const p of await removeRunKeys(runDir)) removed.push(`key file ${p}`);
+  if (outcome.status === "destroyed" && errors.length === 0) for (const p of await removeRunKeys(stateDir)) removed.push(`key file ${p}`);
 
-  const report: TeardownReport = { status: errors.length > 0 ? "failed" : "ok", errors, removed };
-  await writeRunState(runDir, {
+  const report: DestroyRunReport = { status: errors.length > 0 ? "failed" : "ok", errors, removed, left: outcome.left, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
+  await writeRunState(stateDir, {
     ...state,
     // A rehearsal's emulator removed everything when it stopped: nothing is left to finish.
-    status: destroyed ? (errors.length > 0 ? "stack-left" : "destroyed") : rehearsal ? "destroyed" : "leaked",
+    status: outcome.status === "leaked" && rehearsal ? "destroyed" : outcome.status,
     ...(errors.length > 0 ? { lastError: errors.join("\n") } : { lastError: undefined }),
     updatedAt: now().toISOString(),
   });
-  await markResults(runDir, report, now(), log);
+  if (runDir) await markResults(runDir, report, now(), log);
   return report;
-}
-
-/** A rehearsal's failed destroy: what Azure would have left, and that the emulator removed it. */
-export function rehearsedLeakMessage(runId: string): string {
-  return `rehearsal ${runId}: pulumi destroy did not remove everything — on Azure these resources would now be leaked (and billed); the emulator removed them when it stopped (listed above)`;
-}
-
-/** The sentence every failed destroy carries. */
-export function leakedMessage(state: Pick<AzureRunState, "runId" | "resourceGroup" | "expiresAt">, command: string): string {
-  return (
-    `the Azure resources of run ${state.runId} are leaked (they keep costing money)` +
-    `${state.resourceGroup ? `: resource group ${state.resourceGroup}` : ""}, tagged owner=latlab, expiresAt=${state.expiresAt}. ` +
-    `Finish the teardown with: ${command}`
-  );
 }
 
 /** Records a later teardown in results.json, when the run wrote one; keeps the first attempt's errors. */
@@ -305,19 +243,3 @@ async function markResults(runDir: string, report: TeardownReport, at: Date, log
   }
 }
 
-/** Splits streamed output into lines. */
-export function lineBuffer(onLine: (line: string) => void): { push: (chunk: string) => void; flush: () => void } {
-  let pending = "";
-  return {
-    push: (chunk: string) => {
-      pending += chunk;
-      const parts = pending.split(/\r?\n|\r/);
-      pending = parts.pop() ?? "";
-      for (const p of parts) if (p.trim()) onLine(p.trimEnd());
-    },
-    flush: () => {
-      if (pending.trim()) onLine(pending.trimEnd());
-      pending = "";
-    },
-  };
-}

@@ -11,8 +11,8 @@ import { hostName } from "./types.ts";
  *   private half stays on this machine;
  * - one ed25519 host key per VM, written onto the VM by cloud-init, so the runner can pin the
  *   host's identity before the first connection (no StrictHostKeyChecking=no, ever).
- * Private keys are written with mode 0600 under `<runDir>/.azure/`, never into results.json,
- * never printed.
+ * Private keys are written with mode 0600 into the run's state folder (runState.ts: outside the
+ * results folder, which is shared), never into results.json, never printed.
  */
 
 export const CLIENT_KEY_BITS = 3072;
@@ -131,14 +131,12 @@ export interface RunKeys {
   client: SshKeyPair;
   /** By host name (see hostName()): `d<deployment index>-<role>`. */
   hosts: Record<string, SshKeyPair>;
-  /** Folder the keys live in (`<runDir>/.azure`). */
+  /** Folder the keys live in (the run's state folder). */
   dir: string;
   /** Every file written, for cleanup. */
   files: string[];
 }
 
-/** Where a run's Azure files live. */
-export const azureDir = (runDir: string) => join(runDir, ".azure");
 export const CLIENT_KEY_FILE = "client_rsa";
 export const HOST_KEYS_DIR = "hostkeys";
 
@@ -149,10 +147,9 @@ async function writeSecret(path: string, text: string): Promise<void> {
 
 /**
  * Generates the run's client key and one host key per planned host, and writes them (0600)
- * under `<runDir>/.azure/` (0700). Returns the keys; nothing is logged.
+ * into `dir`, the run's state folder (0700). Returns the keys; nothing is logged.
  */
-export async function generateRunKeys(plan: Plan, runDir: string, options: { clientBits?: number } = {}): Promise<RunKeys> {
-  const dir = azureDir(runDir);
+export async function generateRunKeys(plan: Plan, dir: string, options: { clientBits?: number } = {}): Promise<RunKeys> {
   await mkdir(join(dir, HOST_KEYS_DIR), { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
   await chmod(join(dir, HOST_KEYS_DIR), 0o700);
@@ -177,9 +174,8 @@ export async function generateRunKeys(plan: Plan, runDir: string, options: { cli
   return { client, hosts, dir, files };
 }
 
-/** Removes the run's private keys (after a successful teardown they open nothing). */
-export async function removeRunKeys(runDir: string): Promise<string[]> {
-  const dir = azureDir(runDir);
+/** Removes the run's private keys from its state folder `dir` (after a successful teardown they open nothing). */
+export async function removeRunKeys(dir: string): Promise<string[]> {
   const removed: string[] = [];
   for (const p of [join(dir, CLIENT_KEY_FILE), join(dir, `${CLIENT_KEY_FILE}.pub`), join(dir, HOST_KEYS_DIR), join(dir, "known_hosts")]) {
     if (!existsSync(p)) continue;

@@ -1,6 +1,8 @@
+import { mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { PulumiFn } from "@pulumi/pulumi/automation/index.js";
+import { checkPulumiVersion, compatiblePulumiVersion, PULUMI_CLI_VERSION, PulumiVersionError, versionCheckOff } from "./pulumiVersion.ts";
 
 /**
  * The ONE seam between latlab and the Pulumi Automation API. Everything above it (the Azure
@@ -27,6 +29,13 @@ export interface StackDriver {
   up(options: StackOperationOptions): Promise<void>;
   /** The stack's outputs, plain values (secrets unwrapped). */
   outputs(): Promise<Record<string, unknown>>;
+  /**
+   * Reads every resource of the stack back from the cloud and updates the state (`pulumi refresh`):
+   * what was deleted behind Pulumi's back leaves the state, so destroy does not trip over it.
+   */
+  refresh(options: StackOperationOptions): Promise<void>;
+  /** Cancels the stack's update in progress (`pulumi cancel`); rejects when none is. Not for file backends (their lock is a file). */
+  cancel(): Promise<void>;
   /** Deletes every resource of the stack; rejects when anything is left. */
   destroy(options: StackOperationOptions): Promise<void>;
   /** Removes the (empty) stack from the backend. */
@@ -45,6 +54,13 @@ export interface StackOpenOptions {
   passphrase: string;
   /** Stack config, e.g. `{ "azure-native:location": "uksouth" }`. */
   config: Record<string, string>;
+  /**
+   * The Pulumi workspace (Pulumi.yaml, Pulumi.<stack>.yaml): a fixed folder in the run's state
+   * folder, so destroy and resume see the settings the deploy had (default: a temp folder per open).
+   */
+  workDir?: string;
+  /** The Pulumi CLI version the stack was made with: the CLI used must have its major.minor (default PULUMI_CLI_VERSION). */
+  pulumiVersion?: string;
   /**
    * Extra environment of the Pulumi CLI and so of the engine and its plugins (a rehearsal puts
    * the emulator's provider plugin first on PATH and names its socket).
@@ -146,65 +162,87 @@ type Automation = typeof import("@pulumi/pulumi/automation/index.js");
 type PulumiCommandT = Awaited<ReturnType<Automation["PulumiCommand"]["get"]>>;
 
 export interface PulumiStackFactoryOptions {
-  /** May latlab install the Pulumi CLI when it is missing (`--install-pulumi`)? Default false. */
+  /** May latlab install the Pulumi CLI when it is missing or another version (`--install-pulumi`)? Default false. */
   installPulumi?: boolean;
   /**
    * Where to look for a CLI installed by PulumiCommand.install(). Default
-   * `~/.pulumi/versions/<SDK version>`, where install() puts it.
+   * `~/.pulumi/versions/<the version wanted>`, where install() puts it.
    */
   installRoot?: string;
   /** Look on PATH first (default true; tests turn it off to be independent of the machine). */
   searchPath?: boolean;
   log?: (message: string) => void;
+  /** Environment read for the version check's override (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** The Automation API's PulumiCommand (tests pass a fake). */
+  pulumiCommand?: Pick<Automation["PulumiCommand"], "get" | "install">;
 }
 
 // Plain Node ESM refuses directory imports of this CommonJS package: name the file.
 const loadAutomation = (): Promise<Automation> => import("@pulumi/pulumi/automation/index.js");
 
-async function sdkVersion(): Promise<string> {
-  const m = (await import("@pulumi/pulumi/version.js")) as { version?: string; default?: { version?: string } };
-  return m.version ?? m.default?.version ?? "latest";
-}
-
-/** Finds the Pulumi CLI (PATH, then latlab's install root), or installs it when allowed. */
-export async function locatePulumiCli(options: PulumiStackFactoryOptions = {}): Promise<PulumiCommandT> {
-  const { PulumiCommand } = await loadAutomation();
-  const root = options.installRoot ?? join(homedir(), ".pulumi", "versions", await sdkVersion());
+/**
+ * Finds a Pulumi CLI of the version wanted (PATH, then latlab's install root), or installs
+ * exactly that version when allowed. A CLI of another major.minor is refused with how to get the
+ * right one, unless LATLAB_PULUMI_VERSION_CHECK=off.
+ */
+export async function locatePulumiCli(options: PulumiStackFactoryOptions = {}, wanted: string = PULUMI_CLI_VERSION): Promise<PulumiCommandT> {
+  const PulumiCommand = options.pulumiCommand ?? (await loadAutomation()).PulumiCommand;
+  const env = options.env ?? process.env;
+  const root = options.installRoot ?? join(homedir(), ".pulumi", "versions", wanted);
   const failures: string[] = [];
-  if (options.searchPath ?? true) {
+  let mismatch: PulumiVersionError | undefined;
+  const candidates: [string, () => Promise<PulumiCommandT>][] = [];
+  if (options.searchPath ?? true) candidates.push(["PATH", () => PulumiCommand.get()]);
+  candidates.push([root, () => PulumiCommand.get({ root })]);
+  for (const [where, get] of candidates) {
+    let cli: PulumiCommandT;
     try {
-      return await PulumiCommand.get();
+      cli = await get();
     } catch (e) {
       failures.push((e as Error).message);
+      continue;
+    }
+    try {
+      checkPulumiVersion(cli.version?.toString(), wanted, where === "PATH" ? `${cli.command} (on PATH)` : cli.command, env);
+      return cli;
+    } catch (e) {
+      mismatch ??= e as PulumiVersionError;
     }
   }
+  if (!options.installPulumi) throw mismatch ?? new PulumiCliMissingError(failures[0] ?? "not found");
+  options.log?.(`azure: installing the Pulumi CLI v${wanted} into ${root} (PulumiCommand.install())…`);
+  let installed: PulumiCommandT;
   try {
-    return await PulumiCommand.get({ root });
+    const { SemVer } = await import("semver");
+    installed = await PulumiCommand.install({ root, version: new SemVer(wanted) });
   } catch (e) {
-    failures.push((e as Error).message);
+    throw new Error(`azure target: installing the Pulumi CLI v${wanted} into ${root} failed: ${summarizeCommandError(e)}`, { cause: e });
   }
-  if (!options.installPulumi) throw new PulumiCliMissingError(failures[0] ?? "not found");
-  options.log?.(`azure: installing the Pulumi CLI into ${root} (PulumiCommand.install())…`);
-  try {
-    return await PulumiCommand.install({ root });
-  } catch (e) {
-    throw new Error(`azure target: installing the Pulumi CLI failed: ${summarizeCommandError(e)}`, { cause: e });
+  // install() returns what it finds in root, which may be an older install of another version.
+  const got = installed.version?.toString();
+  if (!versionCheckOff(env) && (got === undefined || !compatiblePulumiVersion(got, wanted))) {
+    throw new PulumiVersionError(`azure target: ${root} holds Pulumi CLI v${got ?? "?"} after installing v${wanted}: remove that folder and try again`);
   }
+  return installed;
 }
 
 /** The real StackFactory: a LocalWorkspace with an inline program per run. */
 export function createPulumiStackFactory(options: PulumiStackFactoryOptions = {}): StackFactory {
   return {
     async open(o) {
-      const pulumiCommand = await locatePulumiCli(options);
+      const pulumiCommand = await locatePulumiCli(options, o.pulumiVersion ?? PULUMI_CLI_VERSION);
       const { LocalWorkspace } = await loadAutomation();
       const program = (o.program ?? (async () => ({}))) as PulumiFn;
+      // LocalWorkspace needs the folder to exist; without one it makes /tmp/automation-XXXX and never removes it.
+      if (o.workDir) await mkdir(o.workDir, { recursive: true, mode: 0o700 });
       let stack;
       try {
         stack = await LocalWorkspace.createOrSelectStack(
           { stackName: o.stackName, projectName: o.projectName, program },
           {
             pulumiCommand,
+            ...(o.workDir ? { workDir: o.workDir } : {}),
             projectSettings: { name: o.projectName, runtime: "nodejs", backend: { url: o.backendUrl } },
             envVars: { PULUMI_CONFIG_PASSPHRASE: o.passphrase, PULUMI_SKIP_UPDATE_CHECK: "true", ...(o.env ?? {}) },
           },
@@ -227,6 +265,23 @@ export function createPulumiStackFactory(options: PulumiStackFactoryOptions = {}
         async outputs() {
           const out = await s.outputs();
           return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, v.value as unknown]));
+        },
+        async refresh({ onOutput, signal }) {
+          try {
+            // A run killed mid-`up` leaves "pending creates" that make a non-interactive refresh
+            // fail. Dropping them is safe here: refresh is always followed by the ARM check of
+            // the run's resource group, which deletes what Pulumi no longer knows.
+            await s.refresh({ onOutput, onError: onOutput, clearPendingCreates: true, ...(signal ? { signal } : {}) });
+          } catch (e) {
+            throw new StackOperationError("refresh", o.stackName, e);
+          }
+        },
+        async cancel() {
+          try {
+            await s.cancel();
+          } catch (e) {
+            throw new StackOperationError("cancel", o.stackName, e);
+          }
         },
         async destroy({ onOutput, signal }) {
           try {

@@ -20,6 +20,8 @@ export interface ResourceGroupsClient {
   list(filter: string): AsyncIterable<ResourceGroupInfo>;
   /** Deletes a group and everything in it; resolves when Azure says it is gone. */
   beginDeleteAndWait(name: string): Promise<void>;
+  /** What ARM holds of a group: its id first, then every resource in it; [] when it is gone. */
+  resources?(name: string): Promise<string[]>;
 }
 
 export const OWNER_TAG = "owner";
@@ -42,6 +44,13 @@ export interface SweepReport {
   /** Names of the groups deleted (only with delete: true). */
   deleted: string[];
   failed: { name: string; error: string }[];
+  /**
+   * After --delete: what ARM still holds of the expired groups (ids; [] = nothing left), or null
+   * when not asked (a dry run, or a client that cannot list).
+   */
+  left: string[] | null;
+  /** Why some of `left` could not be read. */
+  leftErrors: string[];
 }
 
 export interface SweepOptions {
@@ -86,7 +95,7 @@ export async function sweep(options: SweepOptions): Promise<SweepReport> {
     if (tag(g.tags, OWNER_TAG)?.toLowerCase() !== OWNER_VALUE) continue;
     groups.push(classify(g, now));
   }
-  const report: SweepReport = { dryRun: !options.delete, groups, deleted: [], failed: [] };
+  const report: SweepReport = { dryRun: !options.delete, groups, deleted: [], failed: [], left: null, leftErrors: [] };
   for (const g of groups) {
     const where = `${g.name}${g.location ? ` (${g.location})` : ""}${g.runId ? ` run ${g.runId}` : ""}`;
     switch (g.state) {
@@ -120,6 +129,17 @@ export async function sweep(options: SweepOptions): Promise<SweepReport> {
       log(`FAILED to delete ${g.name}: ${error}`);
     }
   }
+  // What is left, as ARM has it: a delete that "succeeded" is not taken on trust.
+  if (client.resources) {
+    report.left = [];
+    for (const g of groups.filter((x) => x.state === "expired")) {
+      try {
+        report.left.push(...(await client.resources(g.name)));
+      } catch (e) {
+        report.leftErrors.push(`${g.name}: ${(e as Error).message ?? String(e)}`);
+      }
+    }
+  }
   log(`deleted ${report.deleted.length} of ${groups.filter((g) => g.state === "expired").length} expired latlab resource groups${report.failed.length ? `; ${report.failed.length} failed` : ""}`);
   return report;
 }
@@ -147,7 +167,20 @@ export async function createAzureResourceGroupsClient(subscriptionId: string | u
       }
     },
     async beginDeleteAndWait(name) {
+      // The poller resolves when the group is gone.
       await arm.resourceGroups.delete(name);
+    },
+    async resources(name) {
+      const { isGroupNotFound } = await import("./runGroups.ts");
+      try {
+        const group = await arm.resourceGroups.get(name);
+        const ids = [group.id ?? name];
+        for await (const r of arm.resources.listByResourceGroup(name)) if (r.id) ids.push(r.id);
+        return ids;
+      } catch (e) {
+        if (isGroupNotFound(e)) return [];
+        throw e;
+      }
     },
   };
 }

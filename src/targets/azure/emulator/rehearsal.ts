@@ -6,6 +6,8 @@ import { join } from "node:path";
 import type { Rehearsal } from "../azureTarget.ts";
 import { LiveRunError } from "../destroyRun.ts";
 import { parseFaults } from "./arm/faults.ts";
+import type { Cloud } from "./arm/cloud.ts";
+import { RESOURCE_GROUP_TYPE } from "./arm/resourceId.ts";
 import { API_VERSIONS } from "./arm/typeRules.ts";
 import { ArmClient } from "./provider/armClient.ts";
 import { startEmulator, type RunningEmulator } from "./emulator.ts";
@@ -21,7 +23,7 @@ const DEFAULT_READY_TIMEOUT_S = 120;
 /**
  * `latlab run … --target azure --rehearse`: an emulator for this run, in a folder of its own
  * under the system's temp dir (the ARM socket lives there, and Unix socket paths are limited to
- * 107 bytes). Its state survives a crash there; the run's `.azure/state.json` names the folder,
+ * 107 bytes). Its state survives a crash there; the run's state.json (runState.ts) names the folder,
  * and `latlab destroy` resumes it (resumeRehearsal).
  */
 export async function startRehearsal(runDir: string, log: (message: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<Rehearsal> {
@@ -62,6 +64,16 @@ function socketAnswers(path: string): Promise<boolean> {
   });
 }
 
+/**
+ * What the emulator's ARM state (arm/cloud.ts) holds of a group, as RunGroups.resources reports
+ * it: the group's id first, then every resource in it (sub-resources included); [] without the group.
+ */
+export function groupResourceIds(cloud: Pick<Cloud, "all">, name: string): string[] {
+  const inGroup = cloud.all().filter((r) => r.resourceGroup.toLowerCase() === name.toLowerCase());
+  const group = inGroup.filter((r) => r.type === RESOURCE_GROUP_TYPE);
+  return group.length ? [...group, ...inGroup.filter((r) => r.type !== RESOURCE_GROUP_TYPE)].map((r) => r.id) : [];
+}
+
 function rehearsalOf(emulator: RunningEmulator, runDir: string, readyTimeoutSeconds: number): Rehearsal {
   const client = new ArmClient(emulator.socketPath);
   return {
@@ -77,6 +89,7 @@ function rehearsalOf(emulator: RunningEmulator, runDir: string, readyTimeoutSeco
         return g ? ((g.tags as Record<string, string> | undefined) ?? {}) : undefined;
       },
       delete: (name) => client.delete(`/subscriptions/${emulator.subscription}/resourceGroups/${name}`, API_VERSIONS.resources),
+      resources: async (name) => groupResourceIds(emulator.cloud, name),
     },
     facts: {
       emulatorSubscription: emulator.subscription,

@@ -138,20 +138,20 @@ describe("generateRunKeys", () => {
   );
 
   it("writes a client key and one host key per planned host, 0600 in a 0700 folder, and removes them", async () => {
-    const runDir = tempDir();
-    const keys = await generateRunKeys(plan, runDir);
+    const dir = join(tempDir(), "state");
+    const keys = await generateRunKeys(plan, dir);
     expect(Object.keys(keys.hosts).sort()).toEqual(["d0-client", "d0-server", "d1-client", "d1-server"]);
-    expect(statSync(join(runDir, ".azure")).mode & 0o777).toBe(0o700);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(keys.files).toHaveLength(2 + 4 * 2);
     for (const f of keys.files) expect(statSync(f).mode & 0o777).toBe(0o600);
-    expect(readFileSync(join(runDir, ".azure", "client_rsa"), "utf8")).toBe(keys.client.privateKey);
-    expect(readFileSync(join(runDir, ".azure", "hostkeys", "d1-server_ed25519.pub"), "utf8").trim()).toBe(keys.hosts["d1-server"]!.publicKey);
+    expect(readFileSync(join(dir, "client_rsa"), "utf8")).toBe(keys.client.privateKey);
+    expect(readFileSync(join(dir, "hostkeys", "d1-server_ed25519.pub"), "utf8").trim()).toBe(keys.hosts["d1-server"]!.publicKey);
     const hostPublics = new Set(Object.values(keys.hosts).map((k) => k.publicKey));
     expect(hostPublics.size).toBe(4);
 
-    const removed = await removeRunKeys(runDir);
+    const removed = await removeRunKeys(dir);
     expect(removed.length).toBeGreaterThan(0);
-    expect(existsSync(join(runDir, ".azure", "client_rsa"))).toBe(false);
-    expect(existsSync(join(runDir, ".azure", "hostkeys"))).toBe(false);
+    expect(existsSync(join(dir, "client_rsa"))).toBe(false);
+    expect(existsSync(join(dir, "hostkeys"))).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -16,6 +16,8 @@ import {
   type ProgramFactory,
 } from "../../../../src/targets/azure/azureTarget.ts";
 import { AzureRunStateSchema } from "../../../../src/targets/azure/destroyRun.ts";
+import type { RunGroups } from "../../../../src/targets/azure/runGroups.ts";
+import { POINTER_FILE } from "../../../../src/targets/azure/runState.ts";
 import { AZURE_PROBE_COMMAND, AZURE_READY_COMMAND, parseAzureProbe } from "../../../../src/targets/azure/probe.ts";
 import {
   createPulumiStackFactory,
@@ -119,6 +121,13 @@ function fakeStack(b: Behaviour = {}): Fake {
           calls.push("outputs");
           return (b.outputs ? b.outputs(programResult) : programResult) as Record<string, unknown>;
         },
+        async refresh({ onOutput }) {
+          calls.push("refresh");
+          onOutput("Refreshing (flow):\n");
+        },
+        async cancel() {
+          calls.push("cancel");
+        },
         async destroy(opts) {
           calls.push("destroy");
           destroyOptions.push(opts);
@@ -151,10 +160,23 @@ afterEach(() => {
 
 const RUN_ID = "20260101-120000-abcd";
 
+/** ARM after the destroy: the run's group gone (default), or still there — owned, with a delete ARM refuses (409 ScopeLocked). */
+function armGroups(kind: "gone" | "locked" = "gone"): () => Promise<RunGroups> {
+  const locked = Object.assign(new Error("The scope cannot perform delete operation because following scope(s) are locked"), { statusCode: 409, code: "ScopeLocked" });
+  return async () => ({
+    tags: async () => (kind === "gone" ? undefined : { owner: "latlab", runId: RUN_ID }),
+    delete: async () => {
+      throw locked;
+    },
+    resources: async (name) => (kind === "gone" ? [] : [`/subscriptions/s/resourceGroups/${name}`]),
+  });
+}
+
 function setup(b: Behaviour = {}, over: Partial<AzureTargetOptions> = {}) {
   const root = mkdtempSync(join(tmpdir(), "latlab-azure-"));
   dirs.push(root);
   const runDir = join(root, RUN_ID);
+  const stateDir = join(root, "state", RUN_ID);
   const fake = fakeStack(b);
   const lines: string[] = [];
   const target = new AzureTarget({
@@ -162,21 +184,36 @@ function setup(b: Behaviour = {}, over: Partial<AzureTargetOptions> = {}) {
     createProgram: stubProgram,
     sshFrom: "203.0.113.7/32",
     resultsRoot: root,
-    env: {},
+    runGroups: armGroups(),
     // The fakes' failures are permanent: one attempt each, unless a test asks for retries.
     destroyAttempts: 1,
     ...over,
+    // Never the user's ~/.local/state: the run's state folder goes under the test's temp root.
+    env: { LATLAB_STATE_DIR: join(root, "state"), ...(over.env ?? {}) },
   });
   const ctx: TargetContext = { runId: RUN_ID, runDir, log: (m) => lines.push(m) };
-  return { target, fake, ctx, runDir, root, lines };
+  return { target, fake, ctx, runDir, stateDir, root, lines };
 }
 
-const readState = (runDir: string) => AzureRunStateSchema.parse(JSON.parse(readFileSync(join(runDir, ".azure", "state.json"), "utf8")));
+const readState = (stateDir: string) => AzureRunStateSchema.parse(JSON.parse(readFileSync(join(stateDir, "state.json"), "utf8")));
+
+/** Every file under a folder, relative paths. */
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else out.push(join(d, e.name).slice(dir.length + 1));
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  return out;
+}
 
 /** Every secret a run holds: no log line may contain any line of them. */
-function secretsOf(runDir: string, settings: AzureSettings): string[] {
-  const client = readFileSync(join(runDir, ".azure", "client_rsa"), "utf8");
-  const pass = readFileSync(join(runDir, ".azure", "passphrase"), "utf8").trim();
+function secretsOf(stateDir: string, settings: AzureSettings): string[] {
+  const client = readFileSync(join(stateDir, "client_rsa"), "utf8");
+  const pass = readFileSync(join(stateDir, "passphrase"), "utf8").trim();
   return [client, ...Object.values(settings.hostKeys).map((k) => k.privateKey), pass];
 }
 const leaks = (text: string, secrets: string[]) =>
@@ -186,16 +223,16 @@ const leaks = (text: string, secrets: string[]) =>
 
 describe("AzureTarget: deploy and teardown against a fake stack", () => {
   it("success: opens the run's stack on file://<runDir>, streams progress, maps outputs, then destroys and removes", async () => {
-    const { target, fake, ctx, runDir, lines } = setup();
+    const { target, fake, ctx, stateDir, lines } = setup();
     const env = await target.up(plan, ctx);
 
     expect(fake.calls).toEqual(["open", "up", "outputs"]);
     const o = fake.opened[0]!;
-    expect(o.backendUrl).toBe(`file://${runDir}`);
+    expect(o.backendUrl).toBe(`file://${stateDir}`);
     expect(o.stackName).toBe(`latlab-${RUN_ID}`);
     expect(o.projectName).toBe("latlab");
     expect(o.config).toEqual({ "azure-native:location": "uksouth" });
-    expect(o.passphrase).toBe(readFileSync(join(runDir, ".azure", "passphrase"), "utf8").trim());
+    expect(o.passphrase).toBe(readFileSync(join(stateDir, "passphrase"), "utf8").trim());
 
     // Settings handed to the program.
     const { settings } = programCalls[0]!;
@@ -210,7 +247,7 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(validateSettings(plan, settings).filter((i) => i.path === "settings.expiresAt")).toEqual([]);
 
     // Outputs → endpoints.
-    const clientKey = readFileSync(join(runDir, ".azure", "client_rsa"), "utf8");
+    const clientKey = readFileSync(join(stateDir, "client_rsa"), "utf8");
     expect(env.hosts).toHaveLength(4);
     const h = env.hosts.find((e) => e.deployment === plan.deployments[1]!.id && e.role === "server")!;
     expect(h).toEqual({
@@ -227,18 +264,18 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     });
     // Each host gets its own `actual` (the runner merges the probe's fields into it).
     expect(new Set(env.hosts.map((e) => e.actual)).size).toBe(env.hosts.length);
-    expect(env.facts).toMatchObject({ target: "azure", resourceGroup: `rg-${RUN_ID}`, stack: `latlab-${RUN_ID}`, backend: `file://${runDir}` });
+    expect(env.facts).toMatchObject({ target: "azure", resourceGroup: `rg-${RUN_ID}`, stack: `latlab-${RUN_ID}`, backend: `file://${stateDir}`, stateDir });
     expect(env.shaping.latency).toBe("not-applicable");
-    expect(readFileSync(join(runDir, ".azure", "known_hosts"), "utf8")).toContain(`20.0.1.11 ${settings.hostKeys["d1-server"]!.publicKey}`);
+    expect(readFileSync(join(stateDir, "known_hosts"), "utf8")).toContain(`20.0.1.11 ${settings.hostKeys["d1-server"]!.publicKey}`);
 
     // Progress streamed line by line, across chunk boundaries.
     expect(lines).toContain("azure: Updating (flow):");
     expect(lines).toContain("azure:   + azure-native:resources:ResourceGroup rg creating (0s)");
-    expect(readState(runDir)).toMatchObject({ runId: RUN_ID, status: "up", resourceGroup: `rg-${RUN_ID}`, backendUrl: `file://${runDir}`, stackName: `latlab-${RUN_ID}`, passphrase: "file" });
+    expect(readState(stateDir)).toMatchObject({ runId: RUN_ID, status: "up", resourceGroup: `rg-${RUN_ID}`, backendUrl: `file://${stateDir}`, stackName: `latlab-${RUN_ID}`, passphrase: "file" });
 
-    const secrets = secretsOf(runDir, settings);
+    const secrets = secretsOf(stateDir, settings);
     const report = await target.down();
-    expect(fake.calls).toEqual(["open", "up", "outputs", "destroy", "remove"]);
+    expect(fake.calls).toEqual(["open", "up", "outputs", "refresh", "destroy", "remove"]);
     expect(report.status).toBe("ok");
     expect(report.errors).toEqual([]);
     expect(report.removed).toEqual(expect.arrayContaining([`Azure resources of stack latlab-${RUN_ID} (resource group rg-${RUN_ID})`, `Pulumi stack latlab-${RUN_ID}`]));
@@ -246,19 +283,19 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     // A second Ctrl-C must not be able to cancel the teardown from our side.
     expect(fake.destroyOptions[0]!.signal).toBeUndefined();
     // Nothing left that opens anything; the state says so.
-    expect(existsSync(join(runDir, ".azure", "client_rsa"))).toBe(false);
-    expect(existsSync(join(runDir, ".azure", "hostkeys"))).toBe(false);
-    expect(readState(runDir).status).toBe("destroyed");
+    expect(existsSync(join(stateDir, "client_rsa"))).toBe(false);
+    expect(existsSync(join(stateDir, "hostkeys"))).toBe(false);
+    expect(readState(stateDir).status).toBe("destroyed");
     expect(leaks(lines.join("\n") + JSON.stringify(env.facts) + JSON.stringify(report), secrets)).toEqual([]);
   });
 
   it("no private key or passphrase reaches the log, even when Pulumi's output or error echoes them", async () => {
     let echo: string[] = [];
-    const { target, ctx, runDir, lines } = setup({ upOutput: [] }, {
+    const { target, ctx, stateDir, lines } = setup({ upOutput: [] }, {
       stackFactory: {
         async open(o) {
           const settings = programCalls[0]!.settings;
-          const client = readFileSync(join(runDir, ".azure", "client_rsa"), "utf8");
+          const client = readFileSync(join(stateDir, "client_rsa"), "utf8");
           const host = settings.hostKeys["d0-client"]!.privateKey;
           echo = [client, host, o.passphrase];
           return {
@@ -270,6 +307,8 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
               throw new Error(`code: 1\n stdout: \n stderr: error: bad key ${JSON.stringify(client)}\n err?: `);
             },
             outputs: async () => ({}),
+            refresh: async ({ onOutput }) => onOutput(`${client}\n`),
+            cancel: async () => undefined,
             destroy: async ({ onOutput }) => onOutput(`${host}\n`),
             remove: async () => undefined,
           };
@@ -286,19 +325,19 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(all).not.toMatch(/BEGIN [A-Z ]*PRIVATE KEY/);
     expect(all).toContain("[redacted");
     // state.json holds no secret either
-    expect(leaks(readFileSync(join(runDir, ".azure", "state.json"), "utf8"), echo)).toEqual([]);
+    expect(leaks(readFileSync(join(stateDir, "state.json"), "utf8"), echo)).toEqual([]);
   });
 
   it("up fails: the error says why, and down() still destroys the partial stack and removes it", async () => {
-    const { target, fake, ctx, runDir } = setup({
+    const { target, fake, ctx, stateDir } = setup({
       upError: new Error("code: 255\n stdout: Updating…\n stderr: error: 1 error occurred:\n\t* OverconstrainedAllocationRequest: no capacity for Standard_D2s_v5 in the PPG\n err?: "),
     });
     await expect(target.up(plan, ctx)).rejects.toThrow(/deploy failed: [\s\S]*OverconstrainedAllocationRequest[\s\S]*exit code 255/);
-    expect(readState(runDir).status).toBe("deploying");
+    expect(readState(stateDir).status).toBe("deploying");
     const report = await target.down();
-    expect(fake.calls).toEqual(["open", "up", "destroy", "remove"]);
+    expect(fake.calls).toEqual(["open", "up", "refresh", "destroy", "remove"]);
     expect(report.status).toBe("ok");
-    expect(readState(runDir).status).toBe("destroyed");
+    expect(readState(stateDir).status).toBe("destroyed");
   });
 
   it("SIGINT mid-deploy (the run's signal): up() rejects as interrupted, down() destroys the partial stack", async () => {
@@ -309,7 +348,7 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     controller.abort();
     await expect(up).rejects.toThrow(/deploy interrupted/);
     const report = await target.down();
-    expect(fake.calls).toEqual(["open", "up", "up:aborted", "destroy", "remove"]);
+    expect(fake.calls).toEqual(["open", "up", "up:aborted", "refresh", "destroy", "remove"]);
     expect(report.status).toBe("ok");
   }, 15_000);
 
@@ -321,7 +360,7 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     controller.abort();
     await expect(up).rejects.toThrow(/interrupted/);
     expect((await target.down()).status).toBe("ok");
-    expect(fake.calls).toEqual(["open", "up", "up:aborted", "destroy", "remove"]);
+    expect(fake.calls).toEqual(["open", "up", "up:aborted", "refresh", "destroy", "remove"]);
   }, 15_000);
 
   it("down() while up() is still running aborts the deploy, waits for it, then destroys", async () => {
@@ -330,7 +369,7 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     await fake.upStarted;
     const report = await target.down();
     expect((await up) as Error).toBeInstanceOf(Error);
-    expect(fake.calls).toEqual(["open", "up", "up:aborted", "destroy", "remove"]);
+    expect(fake.calls).toEqual(["open", "up", "up:aborted", "refresh", "destroy", "remove"]);
     expect(report.status).toBe("ok");
   }, 15_000);
 
@@ -345,17 +384,18 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     const results = await run;
     expect(results.status).toBe("interrupted");
     expect(results.teardown.status).toBe("ok");
-    expect(fake.calls).toEqual(["open", "up", "up:aborted", "destroy", "remove"]);
+    expect(fake.calls).toEqual(["open", "up", "up:aborted", "refresh", "destroy", "remove"]);
     expect(ResultsSchema.parse(JSON.parse(readFileSync(join(runDir, "results.json"), "utf8"))).teardown.status).toBe("ok");
   }, 15_000);
 
   it("destroy fails: report failed, the run is leaked, the exact command is given, the stack is kept (remove not called)", async () => {
-    const { target, fake, ctx, runDir, lines } = setup({
-      destroyError: new Error("code: 255\n stdout: \n stderr: error: deleting resource group rg: StatusCode=409 Conflict\n err?: "),
-    });
+    const { target, fake, ctx, stateDir, lines } = setup(
+      { destroyError: new Error("code: 255\n stdout: \n stderr: error: deleting resource group rg: StatusCode=409 Conflict\n err?: ") },
+      { runGroups: armGroups("locked") },
+    );
     await target.up(plan, ctx);
     const report = await target.down();
-    expect(fake.calls).toEqual(["open", "up", "outputs", "destroy"]);
+    expect(fake.calls).toEqual(["open", "up", "outputs", "refresh", "destroy"]);
     expect(report.status).toBe("failed");
     const text = report.errors.join("\n");
     expect(text).toMatch(/destroy of stack latlab-20260101-120000-abcd failed: .*409 Conflict/);
@@ -364,31 +404,31 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(text).toContain(`resource group rg-${RUN_ID}`);
     expect(lines.some((l) => l.includes(`npx latlab destroy ${RUN_ID}`))).toBe(true);
     // What `latlab destroy` needs is kept.
-    expect(readState(runDir)).toMatchObject({ status: "leaked", resourceGroup: `rg-${RUN_ID}` });
-    expect(existsSync(join(runDir, ".azure", "passphrase"))).toBe(true);
-    expect(existsSync(join(runDir, ".azure", "client_rsa"))).toBe(true);
+    expect(readState(stateDir)).toMatchObject({ status: "leaked", resourceGroup: `rg-${RUN_ID}` });
+    expect(existsSync(join(stateDir, "passphrase"))).toBe(true);
+    expect(existsSync(join(stateDir, "client_rsa"))).toBe(true);
   });
 
   it("a destroy that fails now and then (Azure's 409s) is tried again: the run is not leaked", async () => {
     const { target, fake, ctx, lines } = setup({ destroyFailsTimes: 2 }, { destroyAttempts: 3, destroyRetryDelayMs: 1 });
     await target.up(plan, ctx);
     const report = await target.down();
-    expect(fake.calls).toEqual(["open", "up", "outputs", "destroy", "destroy", "destroy", "remove"]);
+    expect(fake.calls).toEqual(["open", "up", "outputs", "refresh", "destroy", "destroy", "destroy", "remove"]);
     expect(report.status).toBe("ok");
     expect(lines.filter((l) => /destroy attempt \d of 3 failed .*Conflict/.test(l))).toHaveLength(2);
   });
 
   it("a destroy that keeps failing is tried as often as allowed, then reported leaked once", async () => {
-    const { target, fake, ctx } = setup({ destroyFailsTimes: 5 }, { destroyAttempts: 2, destroyRetryDelayMs: 1 });
+    const { target, fake, ctx } = setup({ destroyFailsTimes: 5 }, { destroyAttempts: 2, destroyRetryDelayMs: 1, runGroups: armGroups("locked") });
     await target.up(plan, ctx);
     const report = await target.down();
-    expect(fake.calls).toEqual(["open", "up", "outputs", "destroy", "destroy"]);
+    expect(fake.calls).toEqual(["open", "up", "outputs", "refresh", "destroy", "destroy"]);
     expect(report.status).toBe("failed");
     expect(report.errors.filter((e) => e.includes("failed 2 times"))).toHaveLength(1);
   });
 
   it("destroy fails inside the real runner: results.json carries the leak and the command", async () => {
-    const { target, runDir } = setup({ destroyError: new Error("boom") });
+    const { target, runDir } = setup({ destroyError: new Error("boom") }, { runGroups: armGroups("locked") });
     const progress: Progress = { start() {}, cellStarted() {}, cellFinished() {}, log() {}, stop() {} };
     // No SSH here: outputs point nowhere, so stop the run right after a successful up().
     const controller = new AbortController();
@@ -399,14 +439,14 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
   });
 
   it("destroy succeeds but stack removal fails: failed, not leaked, command to finish given", async () => {
-    const { target, fake, ctx, runDir } = setup({ removeError: new Error("stack has resources") });
+    const { target, fake, ctx, stateDir } = setup({ removeError: new Error("stack has resources") });
     await target.up(plan, ctx);
     const report = await target.down();
     expect(fake.calls.slice(-2)).toEqual(["destroy", "remove"]);
     expect(report.status).toBe("failed");
     expect(report.errors.join("\n")).not.toContain("leaked");
     expect(report.errors.join("\n")).toContain(`npx latlab destroy ${RUN_ID}`);
-    expect(readState(runDir).status).toBe("stack-left");
+    expect(readState(stateDir).status).toBe("stack-left");
   });
 
   it("down() twice (or concurrently) is harmless: one destroy, the same report", async () => {
@@ -426,20 +466,20 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
   });
 
   it("a stack that cannot be opened (e.g. no Pulumi CLI): up() says how to fix it, down() has nothing to destroy", async () => {
-    const { target, fake, ctx, runDir } = setup({ openError: new PulumiCliMissingError("spawn pulumi ENOENT") });
+    const { target, fake, ctx, stateDir } = setup({ openError: new PulumiCliMissingError("spawn pulumi ENOENT") });
     await expect(target.up(plan, ctx)).rejects.toThrow(/Pulumi CLI .*not found[\s\S]*--install-pulumi/);
     const report = await target.down();
     expect(fake.calls).toEqual(["open"]);
     expect(report.status).toBe("ok");
-    expect(existsSync(join(runDir, ".azure", "client_rsa"))).toBe(false);
-    expect(readState(runDir).status).toBe("not-deployed");
+    expect(existsSync(join(stateDir, "client_rsa"))).toBe(false);
+    expect(readState(stateDir).status).toBe("not-deployed");
   });
 
   it("a declined confirmation creates nothing; a wide-open --ssh-from is refused before anything", async () => {
     const declined = setup({}, { confirm: async (summary) => (expect(summary).toMatch(/4 VMs .* expiresAt=/), false) });
     await expect(declined.target.up(plan, declined.ctx)).rejects.toThrow(/not confirmed/);
     expect(declined.fake.calls).toEqual([]);
-    expect(existsSync(join(declined.runDir, ".azure"))).toBe(false);
+    expect(existsSync(declined.stateDir)).toBe(false);
     expect((await declined.target.down()).status).toBe("not-started");
 
     const open = setup({}, { sshFrom: "0.0.0.0/0" });
@@ -449,7 +489,7 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
 
   it("an expiresAt the program's checkTtl would refuse is refused by the target first, naming the times; nothing is created", async () => {
     const createdAt = new Date("2026-01-01T12:00:00Z");
-    const { target, fake, ctx, runDir } = setup({}, { now: () => createdAt, expiresAt: (_p, c) => new Date(c.getTime() + 3600_000) });
+    const { target, fake, ctx, stateDir } = setup({}, { now: () => createdAt, expiresAt: (_p, c) => new Date(c.getTime() + 3600_000) });
     const err = (await target.up(plan, ctx).catch((e: unknown) => e)) as Error;
     expect(err.name).toBe("AzureTargetError");
     expect(err.message).toContain("created at 2026-01-01T12:00:00.000Z");
@@ -458,7 +498,7 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(err.message).toContain(`Set expiresAt after ${recommendedExpiresAt(plan, createdAt).toISOString()}`);
     expect(fake.calls).toEqual([]);
     expect(programCalls).toHaveLength(0);
-    expect(existsSync(join(runDir, ".azure"))).toBe(false);
+    expect(existsSync(stateDir)).toBe(false);
     expect((await target.down()).status).toBe("not-started");
 
     // Just past the worst case is accepted by both the target and the program.
@@ -478,13 +518,55 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
   });
 
   it("--backend URL and PULUMI_CONFIG_PASSPHRASE are used as given (and only a credential-free URL reaches facts)", async () => {
-    const { target, fake, ctx, runDir } = setup({}, { backendUrl: "https://user:tok@api.example.com/x?k=v", env: { PULUMI_CONFIG_PASSPHRASE: "from-env-passphrase" } });
+    const { target, fake, ctx, stateDir } = setup({}, { backendUrl: "https://user:tok@api.example.com/x?k=v", env: { PULUMI_CONFIG_PASSPHRASE: "from-env-passphrase" } });
     const env = await target.up(plan, ctx);
     expect(fake.opened[0]!.backendUrl).toBe("https://user:tok@api.example.com/x?k=v");
     expect(fake.opened[0]!.passphrase).toBe("from-env-passphrase");
-    expect(existsSync(join(runDir, ".azure", "passphrase"))).toBe(false);
-    expect(readState(runDir).passphrase).toBe("env");
+    expect(existsSync(join(stateDir, "passphrase"))).toBe(false);
+    expect(readState(stateDir).passphrase).toBe("env");
     expect(env.facts.backend).toBe("https://api.example.com/x");
+    await target.down();
+  });
+});
+
+describe("the run's state lives apart from its results", () => {
+  it("after a run the results folder holds no private key, no passphrase, no Pulumi state: they are in the state folder (0700, files 0600), which results.json names", async () => {
+    const { target, fake, runDir, stateDir } = setup({}, { runGroups: armGroups("locked") });
+    // A leaked run keeps everything `latlab destroy` needs: the worst case for what sits where.
+    const progress: Progress = { start() {}, cellStarted() {}, cellFinished() {}, log() {}, stop() {} };
+    const controller = new AbortController();
+    const results = await runExperiment({ experiment, source: "flow.ts", plan, target: abortAfterUp(target, controller), runId: RUN_ID, runDir, progress, signal: controller.signal });
+    expect(fake.opened[0]!.backendUrl).toBe(`file://${stateDir}`);
+
+    const inResults = filesUnder(runDir);
+    expect(inResults.filter((f) => f.startsWith(".azure") || f.startsWith(".pulumi") || /passphrase|client_rsa|hostkeys|known_hosts/.test(f))).toEqual([]);
+    for (const f of inResults) {
+      const text = readFileSync(join(runDir, f), "utf8");
+      expect(text, f).not.toMatch(/PRIVATE KEY/);
+      expect(text, f).not.toContain(readFileSync(join(stateDir, "passphrase"), "utf8").trim());
+    }
+    // Where the state is: a pointer (no secret) and results.json's facts.
+    expect(JSON.parse(readFileSync(join(runDir, POINTER_FILE), "utf8"))).toMatchObject({ runId: RUN_ID, stateDir });
+    expect(results.environment.facts.stateDir).toBe(stateDir);
+
+    expect(statSync(stateDir).mode & 0o777).toBe(0o700);
+    for (const f of ["state.json", "passphrase", "client_rsa", "known_hosts", join("hostkeys", "d0-client_ed25519")]) expect(statSync(join(stateDir, f)).mode & 0o777, f).toBe(0o600);
+    expect(readState(stateDir)).toMatchObject({ status: "leaked", resultsDir: runDir });
+  });
+
+  it("the Pulumi workspace is a fixed folder in the state folder, and the CLI version is pinned and recorded for destroy", async () => {
+    const { target, fake, ctx, stateDir } = setup({}, {
+      stackFactory: {
+        async open(o) {
+          const driver = await fakeStack().factory.open(o);
+          fake.opened.push(o);
+          return { ...driver, cliVersion: "3.259.0" };
+        },
+      },
+    });
+    await target.up(plan, ctx);
+    expect(fake.opened[0]).toMatchObject({ workDir: join(stateDir, "workspace"), pulumiVersion: "3.259.0" });
+    expect(readState(stateDir).pulumiVersion).toBe("3.259.0");
     await target.down();
   });
 });
@@ -501,8 +583,13 @@ describe("pure helpers", () => {
   it("checkSshFrom accepts an address or CIDR and refuses the whole Internet", () => {
     expect(checkSshFrom("203.0.113.7")).toBe("203.0.113.7");
     expect(checkSshFrom("203.0.113.0/24")).toBe("203.0.113.0/24");
-    expect(checkSshFrom("2001:db8::1/128")).toBe("2001:db8::1/128");
     for (const bad of ["*", "0.0.0.0/0", "::/0", "Internet", "any", "300.1.1.1", "1.2.3.4/33", "example.com"]) expect(() => checkSshFrom(bad)).toThrow(/--ssh-from/);
+  });
+
+  it("checkSshFrom refuses IPv6: the VMs' NSG rule could not let it in (IPv4 public addresses only)", () => {
+    for (const v6 of ["2001:db8::1", "2001:db8::1/128", "2001:db8::/64", "::ffff:203.0.113.7"]) {
+      expect(() => checkSshFrom(v6)).toThrow(/--ssh-from "[^"]+": an IPv6 source cannot reach the VMs .*IPv4/);
+    }
   });
 
   it("the TTL exceeds the worst case and grows with the plan", () => {

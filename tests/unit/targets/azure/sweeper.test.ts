@@ -93,7 +93,7 @@ describe("sweep", () => {
     const f = fakeClient([rg("edge", { owner: "latlab", expiresAt: NOW.toISOString() })]);
     expect((await sweep({ client: f.client, now: NOW, delete: true, log: () => undefined })).deleted).toEqual(["edge"]);
     const empty = await sweep({ client: fakeClient([]).client, now: NOW, delete: true, log: () => undefined });
-    expect(empty).toEqual({ dryRun: false, groups: [], deleted: [], failed: [] });
+    expect(empty).toEqual({ dryRun: false, groups: [], deleted: [], failed: [], left: null, leftErrors: [] });
   });
 });
 
@@ -102,5 +102,16 @@ describe("parseExpiry", () => {
     expect(parseExpiry("2026-03-01T10:00:00.000Z")?.toISOString()).toBe("2026-03-01T10:00:00.000Z");
     expect(parseExpiry("2026-03-01T10:00:00+02:00")?.toISOString()).toBe("2026-03-01T08:00:00.000Z");
     for (const bad of [undefined, "", "1", "tomorrow", "2026-03-01", "2026-03-01T10:00:00", "2026-13-45T99:00:00Z"]) expect(parseExpiry(bad)).toBeNull();
+  });
+
+  it("after --delete, says what ARM still holds of the expired groups: none for a group deleted, every id of one whose delete ARM refused", async () => {
+    const expired = [rg("latlab-gone", { owner: "latlab", expiresAt: "2026-03-01T10:00:00Z" }), rg("latlab-locked", { owner: "latlab", expiresAt: "2026-03-01T10:00:00Z" })];
+    const f = fakeClient(expired, { "latlab-locked": "The scope cannot perform delete operation because following scope(s) are locked" });
+    const held: Record<string, string[]> = { "latlab-locked": ["/subscriptions/s/resourceGroups/latlab-locked", "/subscriptions/s/resourceGroups/latlab-locked/providers/Microsoft.Compute/virtualMachines/vm"] };
+    const client: ResourceGroupsClient = { ...f.client, resources: async (name) => (f.deleted.includes(name) ? [] : (held[name] ?? [])) };
+    const report = await sweep({ client, now: NOW, delete: true, log: () => undefined });
+    expect(report.deleted).toEqual(["latlab-gone"]);
+    expect(report.left).toEqual(held["latlab-locked"]);
+    expect((await sweep({ client, now: NOW, delete: false, log: () => undefined })).left).toBeNull();
   });
 });

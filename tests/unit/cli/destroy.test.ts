@@ -1,0 +1,45 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { main } from "../../../src/cli/main.ts";
+import { writeRunState } from "../../../src/targets/azure/destroyRun.ts";
+import { tempDirs } from "../../tempDirs.ts";
+
+const tempDir = tempDirs();
+afterEach(() => vi.unstubAllEnvs());
+
+/** main() in this process, with what it writes to stdout and stderr. */
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const out = vi.spyOn(process.stdout, "write").mockImplementation((c: string | Uint8Array) => ((stdout += String(c)), true));
+  const err = vi.spyOn(process.stderr, "write").mockImplementation((c: string | Uint8Array) => ((stderr += String(c)), true));
+  try {
+    return { code: await main(args), stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+describe("latlab destroy", () => {
+  it("finds a run by its id in the state folder (LATLAB_STATE_DIR) and prints what is left", async () => {
+    const root = tempDir("latlab-cli-destroy-");
+    vi.stubEnv("LATLAB_STATE_DIR", root);
+    await writeRunState(join(root, "20260101-120000-cafe"), {
+      runId: "20260101-120000-cafe",
+      projectName: "latlab",
+      stackName: "latlab-20260101-120000-cafe",
+      backendUrl: `file://${join(root, "20260101-120000-cafe")}`,
+      passphrase: "file",
+      resourceGroup: "latlab-20260101-120000-cafe",
+      createdAt: "2026-01-01T12:00:00.000Z",
+      expiresAt: "2026-01-01T15:00:00.000Z",
+      status: "destroyed",
+      updatedAt: "2026-01-01T13:00:00.000Z",
+    });
+    const r = await cli(["destroy", "20260101-120000-cafe"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^teardown: ok\nleft: unknown \(not asked: run 20260101-120000-cafe's state says destroyed at 2026-01-01T13:00:00.000Z\)\n$/);
+    expect(r.stderr).toContain("already destroyed; nothing to do");
+  });
+});
