@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { NetworkPathSchema } from "../plan/types.ts";
-import { RegionSchema, VmSizeSchema } from "./placement.ts";
+import { RegionSchema, VmSizeSchema, VnetNameSchema } from "./placement.ts";
 
 /**
  * Where the non-anchor hosts (every role but the first) sit relative to the anchor host,
@@ -23,6 +23,8 @@ export const AxesSchema = z
     size: z.array(VmSizeSchema).min(1),
     region: z.array(RegionSchema).min(1),
     path: z.array(NetworkPathSchema).min(1),
+    /** The VNet of every host that does not name its own (compare same VNet with peered VNets). */
+    vnet: z.array(VnetNameSchema).min(1),
   })
   .partial()
   .strict();
@@ -30,6 +32,13 @@ export const AxesSchema = z
 export type Axes = z.infer<typeof AxesSchema>;
 export type AxisName = keyof Axes;
 export const AXIS_NAMES = Object.keys(AxesSchema.shape) as AxisName[];
+
+/**
+ * Axes that change what is measured between the hosts, never the hosts themselves. Variants that
+ * differ only in these (and resolve to the same hosts) share their deployments: `path=private`
+ * and `path=public` are measured between the same two VMs, as the seeds measured them.
+ */
+export const MEASUREMENT_AXES: readonly AxisName[] = ["path"];
 
 /** The values one variant takes: one value per declared axis. */
 export type AxisValues<A extends Axes = Axes> = { [K in keyof A]: A[K] extends readonly (infer V)[] ? V : never };

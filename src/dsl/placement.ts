@@ -15,6 +15,15 @@ export const VmSizeSchema = z
   .string()
   .regex(/^(Standard|Basic)_[A-Za-z0-9_]+$/, 'a VM size is an Azure size name, like "Standard_D2s_v5"');
 
+/**
+ * A VNet of a region, by a short name of the experiment's own ("a", "b"). Hosts of one region
+ * naming different VNets sit in different VNets of that region, peered; a host naming none sits
+ * in the region's one default VNet. Short: it becomes part of Azure and namespace names.
+ */
+export const VnetNameSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9]{0,7}$/, 'a VNet name is lower case letters and digits, starting with a letter, at most 8 characters, like "a"');
+
 export const GroupNameSchema = z
   .string()
   .regex(/^[a-z][a-z0-9-]{0,30}$/, "a group name is lower case letters, digits and '-', at most 31 characters");
@@ -30,6 +39,8 @@ export const HostSpecSchema = z
     availabilitySet: z.union([GroupNameSchema, z.boolean()]).nullable().optional(),
     size: VmSizeSchema.optional(),
     accelnet: z.boolean().optional(),
+    /** The VNet of its region the host sits in; omit (or null) for the region's default VNet. */
+    vnet: VnetNameSchema.nullable().optional(),
   })
   .strict();
 export type HostSpec = z.infer<typeof HostSpecSchema>;
@@ -43,5 +54,7 @@ export const ResolvedHostSchema = z.object({
   availabilitySet: GroupNameSchema.nullable(),
   size: VmSizeSchema,
   accelnet: z.boolean(),
+  /** null: the region's default VNet. */
+  vnet: VnetNameSchema.nullable(),
 });
 export type ResolvedHost = z.infer<typeof ResolvedHostSchema>;

@@ -2,7 +2,8 @@ import { checkPairs, type Experiment } from "../dsl/experiment.ts";
 import { ExperimentDefinitionError } from "../dsl/errors.ts";
 import { baselineMap, expandMatrix, variantId } from "../dsl/matrix.ts";
 import { findTool } from "../tools/registry.ts";
-import { pathKind } from "./pathKind.ts";
+import { groupHostSets, measurementAxesId } from "./hostSets.ts";
+import { crossesPeering, pathKind } from "./pathKind.ts";
 import { scheduledSeconds } from "./schedule.ts";
 import { resolveHosts } from "./resolveHosts.ts";
 import { PlanSchema, type Cell, type Deployment, type NetworkPath, type Plan, type Variant } from "./types.ts";
@@ -16,7 +17,8 @@ export interface PlanOptions {
 }
 
 /**
- * experiment → variants → deployments (a variant's replicas) → measurement cells.
+ * experiment → variants → host sets (variants that differ only in measurement axes share one)
+ * → deployments (a host set's replicas) → measurement cells.
  * Pure: the same experiment and options always give the same plan.
  */
 export function buildPlan(experiment: Experiment, options: PlanOptions = {}): Plan {
@@ -44,38 +46,48 @@ export function buildPlan(experiment: Experiment, options: PlanOptions = {}): Pl
 
   const deployments: Deployment[] = [];
   const cells: Cell[] = [];
-  for (const variant of variants) {
+  for (const set of groupHostSets(variants)) {
+    const hosts = set.variants[0]!.hosts;
+    const byRole = new Map(hosts.map((h) => [h.role, h]));
+    const shared = set.variants.length > 1;
     for (let replica = 0; replica < experiment.replicas; replica++) {
       const deployment: Deployment = {
-        id: experiment.replicas > 1 ? `${variant.id}#r${replica}` : variant.id,
+        id: experiment.replicas > 1 ? `${set.id}#r${replica}` : set.id,
         index: deployments.length,
-        variant: variant.id,
+        variant: set.variants[0]!.id,
+        variants: set.variants.map((v) => v.id),
         replica,
-        hosts: variant.hosts,
+        hosts,
       };
       deployments.push(deployment);
-      const byRole = new Map(variant.hosts.map((h) => [h.role, h]));
       for (let repetition = 0; repetition < experiment.repetitions; repetition++) {
         measures.forEach((m, measureIndex) => {
-          const pairs = m.pairs ?? variant.hosts.filter((h) => h.role !== "server").map((h) => ({ from: h.role, to: "server" }));
-          for (const pair of pairs) {
-            const path: NetworkPath = m.path ?? (variant.axes.path as NetworkPath | undefined) ?? "private";
-            const suffix = experiment.repetitions > 1 ? `/rep${repetition}` : "";
-            cells.push({
-              id: `${deployment.id}/${m.tool.name}#${measureIndex}/${pair.from}->${pair.to}${suffix}`,
-              deployment: deployment.id,
-              variant: variant.id,
-              replica,
-              repetition,
-              measure: measureIndex,
-              tool: m.tool.name,
-              params: m.params,
-              from: pair.from,
-              to: pair.to,
-              path,
-              pathKind: pathKind(byRole.get(pair.from)!, byRole.get(pair.to)!),
-              estimatedSeconds: m.tool.estimateSeconds(m.params),
-            });
+          // The variants of a shared deployment take turns measure by measure, so that a drift
+          // over the run (a noisy neighbour arriving) does not land on one path only.
+          for (const variant of set.variants) {
+            const pairs = m.pairs ?? hosts.filter((h) => h.role !== "server").map((h) => ({ from: h.role, to: "server" }));
+            for (const pair of pairs) {
+              const path: NetworkPath = m.path ?? (variant.axes.path as NetworkPath | undefined) ?? "private";
+              const from = byRole.get(pair.from)!;
+              const to = byRole.get(pair.to)!;
+              const suffix = `${shared ? `@${measurementAxesId(variant)}` : ""}${experiment.repetitions > 1 ? `/rep${repetition}` : ""}`;
+              cells.push({
+                id: `${deployment.id}/${m.tool.name}#${measureIndex}/${pair.from}->${pair.to}${suffix}`,
+                deployment: deployment.id,
+                variant: variant.id,
+                replica,
+                repetition,
+                measure: measureIndex,
+                tool: m.tool.name,
+                params: m.params,
+                from: pair.from,
+                to: pair.to,
+                path,
+                pathKind: pathKind(from, to),
+                crossesPeering: crossesPeering(from, to, path),
+                estimatedSeconds: m.tool.estimateSeconds(m.params),
+              });
+            }
           }
         });
       }

@@ -89,6 +89,8 @@ export function resolveHosts(experiment: Experiment, point: AxisPoint, variant: 
         availabilitySet: groupName(availabilitySet.value, SHARED_AVSET),
         size: first<string>(["host", h.size], ["axis", point.size as string | undefined], ["defaults", d.size], ["fallback", FALLBACK.size]).value,
         accelnet: first<boolean>(["host", h.accelnet], ["axis", point.accelnet as boolean | undefined], ["defaults", d.accelnet], ["fallback", FALLBACK.accelnet]).value,
+        // Orthogonal to placement: the placement axis never moves a host to another VNet.
+        vnet: first<string | null>(["host", h.vnet], ["axis", point.vnet as string | undefined], ["defaults", d.vnet], ["fallback", null]).value,
       },
       picked: { region, zone, ppg },
     };

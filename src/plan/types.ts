@@ -20,11 +20,19 @@ export const VariantSchema = z.object({
 });
 export type Variant = z.infer<typeof VariantSchema>;
 
-/** One set of hosts brought up together: a variant's replica. */
+/**
+ * One set of hosts brought up together: a replica of the variants that resolve to these hosts
+ * and differ only in measurement axes (MEASUREMENT_AXES: path=private and path=public run on
+ * the same VMs). Most deployments serve one variant.
+ */
 export const DeploymentSchema = z.object({
+  /** The variant's id when it serves one; else the variants' shared (non-measurement) axis values. */
   id: z.string(),
   index: z.number().int().nonnegative(),
+  /** The first of `variants`. */
   variant: z.string(),
+  /** Every variant whose cells run on these hosts, in plan order. */
+  variants: z.array(z.string()).min(1),
   replica: z.number().int().nonnegative(),
   hosts: z.array(ResolvedHostSchema),
 });
@@ -44,7 +52,10 @@ export const CellSchema = z.object({
   from: z.string(),
   to: z.string(),
   path: NetworkPathSchema,
+  /** Where the two hosts are placed (PPG, zone, region); says nothing of VNets. */
   pathKind: PathKindSchema,
+  /** The private path between two VNets (of one region or two): the traffic crosses a VNet peering. */
+  crossesPeering: z.boolean(),
   estimatedSeconds: z.number().nonnegative(),
 });
 export type Cell = z.infer<typeof CellSchema>;

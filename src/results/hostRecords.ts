@@ -3,14 +3,15 @@ import type { HostEndpoint } from "../targets/target.ts";
 import type { HostRecord } from "./schema.ts";
 
 /** Fields of a host that a target can report back under the same name. */
-const COMPARABLE = ["region", "zone", "ppg", "availabilitySet", "size", "accelnet"] as const;
+const COMPARABLE = ["region", "zone", "ppg", "availabilitySet", "vnet", "size", "accelnet"] as const;
 
 /**
  * What each host of a variant was asked to be, next to what the target says it got, with
  * every difference spelled out. A target that does not report a field is not a mismatch.
  */
 export function hostRecords(plan: Plan, variantId: string, endpoints: readonly HostEndpoint[]): HostRecord[] {
-  const deployments = plan.deployments.filter((d) => d.variant === variantId);
+  // A deployment may serve several variants (ones differing only in the measured path).
+  const deployments = plan.deployments.filter((d) => d.variants.includes(variantId));
   return deployments.flatMap((d) =>
     d.hosts.map((host) => {
       const actual = endpoints.find((e) => e.deployment === d.id && e.role === host.role)?.actual ?? {};

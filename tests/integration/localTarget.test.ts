@@ -18,11 +18,11 @@ import { hostRecords } from "../../src/results/hostRecords.ts";
 import type { Environment, HostEndpoint, TargetContext } from "../../src/targets/target.ts";
 
 function host(role: string, over: Partial<ResolvedHost> = {}): ResolvedHost {
-  return { role, region: "uksouth", zone: "1", ppg: null, availabilitySet: null, size: "Standard_B1s", accelnet: false, ...over };
+  return { role, region: "uksouth", zone: "1", ppg: null, availabilitySet: null, size: "Standard_B1s", accelnet: false, vnet: null, ...over };
 }
 
 function planOf(hosts: ResolvedHost[]): Plan {
-  const deployment: Deployment = { id: "d0", index: 0, variant: "base", replica: 0, hosts };
+  const deployment: Deployment = { id: "d0", index: 0, variant: "base", variants: ["base"], replica: 0, hosts };
   return {
     experiment: { name: "local-target-it", description: "integration test" },
     baseline: "base",
@@ -328,6 +328,43 @@ describe("LocalTarget: actual comes from the wiring, not from the plan", () => {
       expect(c3.actual.ppg).toBe("p");
       expect(c3.actual.rack).toBe(env.hosts[0]?.actual.rack);
       expect(hostRecords(plan, "base", env.hosts).map((r) => r.mismatches)).toEqual([[], [], ['ppg: asked null, got "p"']]);
+    } finally {
+      const r = target.resources;
+      const report = await target.down();
+      expect(report.status).toBe("ok");
+      expectNothingLeft(c.runId, r.tempDir, r.pids);
+    }
+  });
+});
+
+describe("LocalTarget: two peered VNets of one region (seed 002)", () => {
+  it("wires each VNet as its own routed network joined by a peering link, reads the VNet back, and says what it emulates", async () => {
+    const plan = planOf([
+      host("server", { region: "northeurope", zone: null, vnet: "b" }),
+      host("client", { region: "northeurope", zone: null, vnet: "a" }),
+    ]);
+    const target = new LocalTarget();
+    const c = ctx("it-peered");
+    try {
+      const env = await target.up(plan, c);
+      const prefix = runNames(c.runId).namespacePrefix;
+      const [server, client] = ["server", "client"].map((r) => env.hosts.find((h) => h.role === r) as HostEndpoint) as [HostEndpoint, HostEndpoint];
+      expect([server.actual.vnet, server.actual.regionRouter]).toEqual(["b", `${prefix}0-_rr-northeurope-b`]);
+      expect([client.actual.vnet, client.actual.regionRouter]).toEqual(["a", `${prefix}0-_rr-northeurope-a`]);
+      expect(server.actual.region).toBe("northeurope");
+      expect(env.shaping.note).toMatch(/peered VNets of one region/);
+      expect(env.facts.peering).toMatch(/same latency and bandwidth/);
+      // The private path really crosses both VNet routers, and both paths reach the server.
+      const ssh = await connect(client);
+      try {
+        await run(ssh, `ping -c 1 -W 2 ${server.privateAddress}`);
+        await run(ssh, `ping -c 1 -W 2 ${server.publicAddress}`);
+        const trace = await run(ssh, `nmap -sS -Pn -n -p 22 --traceroute ${server.privateAddress}`);
+        // zone router a, VNet router a, VNet router b, zone router b, then the host.
+        expect(trace.split("\n").filter((l) => /^\d+\s/.test(l))).toHaveLength(5);
+      } finally {
+        ssh.dispose();
+      }
     } finally {
       const r = target.resources;
       const report = await target.down();

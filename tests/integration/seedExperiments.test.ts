@@ -85,6 +85,10 @@ describe("the five seed experiments on the local target", () => {
     ]);
     const hops = (v: string) => results.measurements.find((m) => m.variant === v && m.tool === "traceroute")!.summary!.mean;
     expect(hops("size=Standard_DS13_v2,path=public")).toBeGreaterThan(hops("size=Standard_DS13_v2,path=private"));
+    // As in the seed, both paths between the same two hosts (one deployment per size), in two peered VNets.
+    for (const d of ["size=Standard_DS13_v2", "size=Standard_DS14_v2"]) expect(new Set(results.measurements.filter((m) => m.deployment === d).map((m) => m.path))).toEqual(new Set(["private", "public"]));
+    expect(new Set(results.measurements.map((m) => m.deployment)).size).toBe(2);
+    expect(results.environment.facts.peering).toMatch(/peering/);
     const windowed = results.measurements.filter((m) => m.tool === "iperf3" && m.params.window === "32M");
     expect(windowed).toHaveLength(4);
     expect(windowed.every((m) => m.params.parallel === 4 && m.summary!.count >= 2)).toBe(true);

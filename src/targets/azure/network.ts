@@ -7,52 +7,73 @@ import { hostName } from "./types.ts";
 
 /**
  * The address plan and the firewall plan of an Azure run, as pure data (no Pulumi here):
- * one VNet per region (non-overlapping /16s of 10.0.0.0/8), one /24 subnet per deployment and
- * region, static private addresses, peering both ways between regions that share a deployment,
- * and the inbound rules of every host's NSG. These ranges are Azure VNet ranges, never
- * contacted from the machine that computes them.
+ * one VNet per region and VNet name (a host's `vnet`; none = the region's default VNet), each a
+ * non-overlapping block of 10.0.0.0/8; one /24 subnet per deployment and VNet; static private
+ * addresses; peering both ways between the VNets that share a deployment (two VNets of one
+ * region too); and the inbound rules of every host's NSG. These ranges are Azure VNet ranges,
+ * never contacted from the machine that computes them.
  */
 
 /** First port a measure's server listens on (measure i: +i). Same value as the runner's BASE_PORT (a test ties them). */
 export const BENCHMARK_BASE_PORT = 11_000;
 export const SSH_PORT = 22;
-/** The address space latlab's VNets take on Azure (a /16 per region from 10.10.0.0/16 on). */
+/** The address space latlab's VNets take on Azure (a /16 per VNet from 10.10.0.0/16 on). */
 export const AZURE_ADDRESS_SPACE = "10.0.0.0/8";
 /** Azure reserves .0-.3 and .255 of every subnet. */
 const FIRST_HOST_OCTET = 4;
 const MAX_HOSTS_PER_SUBNET = 255 - FIRST_HOST_OCTET;
 
 /**
- * How an address space is cut: a block per region, a /24 per deployment inside it. A /8 (the
- * default) gives a /16 per region from its eleventh on (10.10.0.0/16, 10.11.0.0/16…), clear of
+ * How an address space is cut: a block per VNet, a /24 per deployment inside it. A /8 (the
+ * default) gives a /16 per VNet from its eleventh on (10.10.0.0/16, 10.11.0.0/16…), clear of
  * the 10.0.x.x ranges people use elsewhere; a smaller space (the emulator's 198.18.0.0/16)
- * gives 16 region blocks from its start.
+ * gives 16 VNet blocks from its start.
  */
 export interface AddressLayout {
   network: number;
-  regionPrefix: number;
-  firstRegion: number;
-  maxRegions: number;
+  vnetPrefix: number;
+  firstVnet: number;
+  maxVnets: number;
   maxDeployments: number;
 }
 
 export function addressLayout(space: string = AZURE_ADDRESS_SPACE): AddressLayout {
   const c = parseCidr(space);
-  if (c.prefix > 20) throw new Error(`address space ${space}: latlab needs at least a /20 (a /24 per deployment and region)`);
-  const regionPrefix = c.prefix <= 12 ? 16 : Math.min(24, c.prefix + 4);
-  const firstRegion = c.prefix === 8 ? 10 : 0;
-  return { network: c.network, regionPrefix, firstRegion, maxRegions: 2 ** (regionPrefix - c.prefix) - firstRegion, maxDeployments: 2 ** (24 - regionPrefix) };
+  if (c.prefix > 20) throw new Error(`address space ${space}: latlab needs at least a /20 (a /24 per deployment and VNet)`);
+  const vnetPrefix = c.prefix <= 12 ? 16 : Math.min(24, c.prefix + 4);
+  const firstVnet = c.prefix === 8 ? 10 : 0;
+  return { network: c.network, vnetPrefix, firstVnet, maxVnets: 2 ** (vnetPrefix - c.prefix) - firstVnet, maxDeployments: 2 ** (24 - vnetPrefix) };
+}
+
+/**
+ * A VNet's key: its region, or `<region>-<vnet>` for a named VNet. Regions have no "-", so keys
+ * never collide; the default VNet keeps the key (and so the Azure names) it had before VNets
+ * could be named, so that existing stacks do not churn.
+ */
+export function vnetKey(host: { region: string; vnet: string | null }): string {
+  return host.vnet === null ? host.region : `${host.region}-${host.vnet}`;
+}
+
+/** The Azure (and Pulumi) name of a VNet of the run. */
+export function vnetName(prefix: string, key: string): string {
+  return `${prefix}-vnet-${key}`;
 }
 
 export interface VnetPlan {
+  /** vnetKey(): `northeurope`, `northeurope-a`. */
+  key: string;
   region: string;
+  /** The experiment's VNet name; null for the region's default VNet. */
+  vnet: string | null;
   addressPrefix: string;
 }
 
 export interface SubnetPlan {
-  /** Key used by hosts: `<region>/d<index>`. */
+  /** Key used by hosts: `<vnet key>/d<index>`. */
   key: string;
   region: string;
+  /** Key of the VNet it is in. */
+  vnet: string;
   deployment: string;
   deploymentIndex: number;
   name: string;
@@ -66,11 +87,14 @@ export interface HostAddress {
   deploymentIndex: number;
   role: string;
   region: string;
+  /** Key of its VNet. */
+  vnet: string;
   subnet: string;
   privateIp: string;
 }
 
 export interface PeeringPlan {
+  /** VNet keys. */
   from: string;
   to: string;
 }
@@ -79,7 +103,7 @@ export interface AddressPlan {
   vnets: VnetPlan[];
   subnets: SubnetPlan[];
   hosts: HostAddress[];
-  /** Both directions of every region pair that some deployment spans. */
+  /** Both directions of every VNet pair that some deployment spans. */
   peerings: PeeringPlan[];
 }
 
@@ -90,18 +114,30 @@ export function planRegions(plan: Plan): string[] {
   return regions;
 }
 
+/** VNets in the order the plan first uses them. */
+export function planVnets(plan: Plan): Omit<VnetPlan, "addressPrefix">[] {
+  const vnets: Omit<VnetPlan, "addressPrefix">[] = [];
+  for (const d of plan.deployments) {
+    for (const h of d.hosts) {
+      const key = vnetKey(h);
+      if (!vnets.some((v) => v.key === key)) vnets.push({ key, region: h.region, vnet: h.vnet });
+    }
+  }
+  return vnets;
+}
+
 export function addressPlanIssues(plan: Plan, space: string = AZURE_ADDRESS_SPACE): DefinitionIssue[] {
   const issues: DefinitionIssue[] = [];
-  const regions = planRegions(plan);
+  const vnets = planVnets(plan);
   const layout = addressLayout(space);
-  if (regions.length > layout.maxRegions) issues.push({ path: "variants", message: `${regions.length} regions; the address plan (${space}) has room for ${layout.maxRegions}` });
+  if (vnets.length > layout.maxVnets) issues.push({ path: "variants", message: `${vnets.length} VNets (${vnets.map((v) => v.key).join(", ")}); the address plan (${space}) has room for ${layout.maxVnets}` });
   if (plan.deployments.length > layout.maxDeployments) {
-    issues.push({ path: "deployments", message: `${plan.deployments.length} deployments (variants × replicas); one Azure run in ${space} has room for ${layout.maxDeployments} (a /24 each): split the experiment` });
+    issues.push({ path: "deployments", message: `${plan.deployments.length} deployments (host sets × replicas); one Azure run in ${space} has room for ${layout.maxDeployments} (a /24 each): split the experiment` });
   }
   for (const d of plan.deployments) {
-    for (const region of regions) {
-      const n = d.hosts.filter((h) => h.region === region).length;
-      if (n > MAX_HOSTS_PER_SUBNET) issues.push({ path: `deployments[${d.id}]`, message: `${n} hosts in ${region}; a /24 subnet holds ${MAX_HOSTS_PER_SUBNET}` });
+    for (const v of vnets) {
+      const n = d.hosts.filter((h) => vnetKey(h) === v.key).length;
+      if (n > MAX_HOSTS_PER_SUBNET) issues.push({ path: `deployments[${d.id}]`, message: `${n} hosts in VNet ${v.key}; a /24 subnet holds ${MAX_HOSTS_PER_SUBNET}` });
     }
   }
   return issues;
@@ -112,25 +148,24 @@ export function addressPlan(plan: Plan, space: string = AZURE_ADDRESS_SPACE): Ad
   const issues = addressPlanIssues(plan, space);
   if (issues.length) throw new Error(issues.map((i) => `${i.path}: ${i.message}`).join("; "));
   const layout = addressLayout(space);
-  const regions = planRegions(plan);
-  const regionBase = new Map(regions.map((r, i) => [r, layout.network + (layout.firstRegion + i) * 2 ** (32 - layout.regionPrefix)]));
-  const vnets = regions.map((region) => ({ region, addressPrefix: `${intToIp(regionBase.get(region)!)}/${layout.regionPrefix}` }));
+  const vnets: VnetPlan[] = planVnets(plan).map((v, i) => ({ ...v, addressPrefix: `${intToIp(layout.network + (layout.firstVnet + i) * 2 ** (32 - layout.vnetPrefix))}/${layout.vnetPrefix}` }));
+  const base = new Map(vnets.map((v) => [v.key, parseCidr(v.addressPrefix).network]));
   const subnets: SubnetPlan[] = [];
   const hosts: HostAddress[] = [];
   const pairs = new Set<string>();
   for (const d of plan.deployments) {
-    const used = regions.filter((r) => d.hosts.some((h) => h.region === r));
-    for (const region of used) {
-      const key = `${region}/d${d.index}`;
-      const subnet = regionBase.get(region)! + d.index * 256;
-      subnets.push({ key, region, deployment: d.id, deploymentIndex: d.index, name: `d${d.index}`, addressPrefix: `${intToIp(subnet)}/24` });
+    const used = vnets.filter((v) => d.hosts.some((h) => vnetKey(h) === v.key));
+    for (const v of used) {
+      const key = `${v.key}/d${d.index}`;
+      const subnet = base.get(v.key)! + d.index * 256;
+      subnets.push({ key, region: v.region, vnet: v.key, deployment: d.id, deploymentIndex: d.index, name: `d${d.index}`, addressPrefix: `${intToIp(subnet)}/24` });
       d.hosts
-        .filter((h) => h.region === region)
+        .filter((h) => vnetKey(h) === v.key)
         .forEach((h, i) => {
-          hosts.push({ name: hostName(d.index, h.role), deployment: d.id, deploymentIndex: d.index, role: h.role, region, subnet: key, privateIp: intToIp(subnet + FIRST_HOST_OCTET + i) });
+          hosts.push({ name: hostName(d.index, h.role), deployment: d.id, deploymentIndex: d.index, role: h.role, region: v.region, vnet: v.key, subnet: key, privateIp: intToIp(subnet + FIRST_HOST_OCTET + i) });
         });
     }
-    for (const a of used) for (const b of used) if (a !== b) pairs.add(`${a}>${b}`);
+    for (const a of used) for (const b of used) if (a !== b) pairs.add(`${a.key}>${b.key}`);
   }
   const peerings = [...pairs].map((p) => {
     const [from, to] = p.split(">") as [string, string];

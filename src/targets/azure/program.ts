@@ -8,7 +8,7 @@ import * as resources from "@pulumi/azure-native/resources/index.js";
 import type { Plan } from "../../plan/types.ts";
 import { sizeCapability, ubuntuSkuFor, UBUNTU_2404 } from "./capabilities.ts";
 import { customData } from "./cloudInit.ts";
-import { addressPlan, inboundRules, type InboundRule } from "./network.ts";
+import { addressPlan, inboundRules, vnetName, type InboundRule } from "./network.ts";
 import { namePrefix, type AzureHostOutput, type AzureSettings } from "./types.ts";
 import { assertAzureRun } from "./validateAzure.ts";
 
@@ -51,8 +51,8 @@ function securityRule(rule: InboundRule, publicIpOf: (host: string) => pulumi.Ou
 /**
  * The Pulumi program of one run. Validates everything first (AzureValidationError, thrown by
  * this call, before any resource can be requested), then returns the program function that
- * declares: a resource group; a VNet per region with a /24 per deployment; peering both ways
- * between regions a deployment spans; per host a Standard static public IP, an NSG, a NIC
+ * declares: a resource group; a VNet per region and VNet name (`${prefix}-vnet-<region>[-<vnet>]`)
+ * with a /24 per deployment; peering both ways between the VNets a deployment spans; per host a Standard static public IP, an NSG, a NIC
  * (Accelerated Networking as asked, static private address) and an Ubuntu 24.04 VM; per
  * deployment its PPGs (intent.vmSizes) and availability sets (with their PPG).
  */
@@ -72,25 +72,26 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
     const rg = new resources.ResourceGroup(prefix, { resourceGroupName: prefix, location: firstRegion, tags }, keep);
     const rgName = rg.name;
 
+    // Keyed by VNet key (network.ts vnetKey): the region, or `<region>-<vnet>` for a named VNet.
     const vnets = new Map<string, network.VirtualNetwork>();
     for (const v of addresses.vnets) {
-      const name = `${prefix}-vnet-${v.region}`;
-      vnets.set(v.region, new network.VirtualNetwork(name, { resourceGroupName: rgName, virtualNetworkName: name, location: v.region, addressSpace: { addressPrefixes: [v.addressPrefix] }, tags }, keep));
+      const name = vnetName(prefix, v.key);
+      vnets.set(v.key, new network.VirtualNetwork(name, { resourceGroupName: rgName, virtualNetworkName: name, location: v.region, addressSpace: { addressPrefixes: [v.addressPrefix] }, tags }, keep));
     }
 
     // Azure serialises changes to one VNet (AnotherOperationInProgress on parallel subnets or
     // peerings, pulumi-azure-native#699): chain them per VNet.
     const lastOnVnet = new Map<string, pulumi.Resource>();
-    const chain = (region: string): pulumi.CustomResourceOptions => {
-      const previous = lastOnVnet.get(region);
+    const chain = (vnet: string): pulumi.CustomResourceOptions => {
+      const previous = lastOnVnet.get(vnet);
       return previous ? { dependsOn: [previous] } : {};
     };
 
     const subnets = new Map<string, network.Subnet>();
     for (const s of addresses.subnets) {
-      const vnet = vnets.get(s.region)!;
-      const subnet = new network.Subnet(`${prefix}-vnet-${s.region}-${s.name}`, { resourceGroupName: rgName, virtualNetworkName: vnet.name, subnetName: s.name, addressPrefix: s.addressPrefix }, chain(s.region));
-      lastOnVnet.set(s.region, subnet);
+      const vnet = vnets.get(s.vnet)!;
+      const subnet = new network.Subnet(`${vnetName(prefix, s.vnet)}-${s.name}`, { resourceGroupName: rgName, virtualNetworkName: vnet.name, subnetName: s.name, addressPrefix: s.addressPrefix }, chain(s.vnet));
+      lastOnVnet.set(s.vnet, subnet);
       subnets.set(s.key, subnet);
     }
 

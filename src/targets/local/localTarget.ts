@@ -101,6 +101,13 @@ const ROUTER_SYSCTLS =
   "echo 0 > /proc/sys/net/ipv4/conf/$c/rp_filter && echo 1 > /proc/sys/net/ipv4/conf/$c/accept_local && " +
   "echo 0 > /proc/sys/net/ipv4/conf/$c/send_redirects && echo 0 > /proc/sys/net/ipv4/conf/$c/accept_redirects; done";
 
+/** Said with the shaping status when a deployment has two VNets of one region. */
+const PEERING_NOTE = "peered VNets of one region: separate routed networks joined by a peering link, same modelled latency as within one VNet";
+const PEERING_FACT =
+  "two VNets of one region are two region routers (each with its own zone routers and racks) joined by a 'peering' link: the private path between them is routed " +
+  "(4 hops, the fabric's, not Azure's: Azure's traceroute shows 1) and gets the latency of the hosts' placement, no more: Microsoft documents that peered VNets communicate " +
+  "'with the same latency and bandwidth as if the resources were in the same virtual network' (Microsoft Learn, 'Connect virtual networks with VNet peering'); bandwidth is the VM size's cap either way. Not emulated: peering's own limits and costs, classic (ASM) VNets, gateway transit, non-transitive routing (every VNet pair of a deployment is peered)";
+
 /** What `ip -j link show` says of an interface (the fields read here). */
 interface IpLinkJson {
   ifindex?: number;
@@ -113,6 +120,8 @@ interface IpLinkJson {
 /** A host's wiring as read back from the kernel (null: not found where it should be). */
 interface HostWiring {
   region: string | null;
+  /** The VNet of the region router its zone router hangs off (null: the region's default VNet). */
+  vnet: string | null;
   zone: string | null;
   ppg: string | null;
   rack: string | null;
@@ -354,14 +363,16 @@ export class LocalTarget implements Target {
     log(`${runtimes.length} hosts up, sshd accepting connections`);
 
     // What was really got.
+    const peered = topos.some((t) => t.links.some((l) => l.kind === "peering"));
     const anyCap = runtimes.some((r) => r.capApplied !== null);
     const bandwidthNotes = runtimes.map((r) => `${r.topo.hostname}: ${r.capApplied !== null ? `${r.capApplied} Mbit/s egress cap` : "no cap"} (${r.bandwidth.note})`);
     const shaping: ShapingStatus = {
       latency: support.netem ? "applied" : "unavailable",
       bandwidth: !support.tbf && !support.netem ? "unavailable" : anyCap ? "applied" : "not-applicable",
-      note: support.netem
-        ? `shaping: latency applied per peer with netem (RTT/2 on each end's egress, from the model); bandwidth ${anyCap ? "capped per VM size" : "not capped"}`
-        : NO_NETEM_NOTE,
+      note:
+        (support.netem
+          ? `shaping: latency applied per peer with netem (RTT/2 on each end's egress, from the model); bandwidth ${anyCap ? "capped per VM size" : "not capped"}`
+          : NO_NETEM_NOTE) + (peered ? `; ${PEERING_NOTE}` : ""),
       model: LATENCY_MODEL.map((m) => ({ ...m })),
     };
     const wiring = await Promise.all(
@@ -377,6 +388,7 @@ export class LocalTarget implements Target {
         hostname: rt.topo.hostname,
         // Read back from the kernel: the router namespaces and bridge eth0 is really wired to.
         region: w.region,
+        vnet: w.vnet,
         zone: w.zone,
         ppg: w.ppg,
         rack: w.rack,
@@ -417,6 +429,7 @@ export class LocalTarget implements Target {
       tempDir,
       "shaping.bandwidth": bandwidthNotes.join("; "),
       addressPlan: `private ${DATA_NET} (a /24 per rack), public ${PUBLIC_NET} (a /32 per host, via the deployment's public router), router links ${TRANSIT_NET}, management ${MGMT_NET}`,
+      ...(peered ? { peering: PEERING_FACT } : {}),
       publicPath:
         "public addresses are routed out through the region router to the deployment's public router and back in (zone, region, public, region, zone router: 5 routed hops for every pair); hosts source public traffic from their own public address, so replies come back the same way; no NAT",
     };
@@ -608,6 +621,7 @@ export class LocalTarget implements Target {
     const publicNet = parseCidr(PUBLIC_NET);
     return {
       region: regionRouter?.region ?? null,
+      vnet: regionRouter?.vnet ?? null,
       zone: zoneRouter ? (zoneRouter.zone ?? null) : null,
       ppg: bridge ? bridge.ppg : null,
       rack: port && port.master !== null ? `${port.namespace}/${port.master}` : null,

@@ -5,8 +5,8 @@ import { createHash } from "node:crypto";
  *
  * Everything a run creates carries `<short>`, a few hex characters hashed from the run id:
  *   namespaces      ll-<short>-<deploymentIndex>-<role>           (hosts)
- *                   ll-<short>-<deploymentIndex>-_zr-<region>-<zone|regional>
- *                   ll-<short>-<deploymentIndex>-_rr-<region>     (routers)
+ *                   ll-<short>-<deploymentIndex>-_zr-<region>[-<vnet>]-<zone|regional>
+ *                   ll-<short>-<deploymentIndex>-_rr-<region>[-<vnet>]   (routers; -<vnet> for a named VNet)
  *                   ll-<short>-<deploymentIndex>-_pub             (the deployment's internet edge)
  *   root-side veths ll<short>-m<n>   (n = host ordinal in the run, base 36; ≤ 15 chars)
  * Sanitised roles never start with "_", so a host namespace cannot collide with a router's.
@@ -73,12 +73,16 @@ export function hostNamespace(names: RunNames, deploymentIndex: number, sanitize
   return `${names.namespacePrefix}${deploymentIndex}-${sanitizedRole}`;
 }
 
-export function zoneRouterNamespace(names: RunNames, deploymentIndex: number, region: string, zone: string | null): string {
-  return `${names.namespacePrefix}${deploymentIndex}-_zr-${region}-${zone ?? "regional"}`;
+/** A region, or `<region>-<vnet>` for a named VNet of it (regions have no "-": never ambiguous). */
+const vnetPart = (region: string, vnet: string | null): string => (vnet === null ? region : `${region}-${vnet}`);
+
+export function zoneRouterNamespace(names: RunNames, deploymentIndex: number, region: string, zone: string | null, vnet: string | null = null): string {
+  return `${names.namespacePrefix}${deploymentIndex}-_zr-${vnetPart(region, vnet)}-${zone ?? "regional"}`;
 }
 
-export function regionRouterNamespace(names: RunNames, deploymentIndex: number, region: string): string {
-  return `${names.namespacePrefix}${deploymentIndex}-_rr-${region}`;
+/** The router of a region's VNet: the region's default VNet keeps the name it had before VNets could be named. */
+export function regionRouterNamespace(names: RunNames, deploymentIndex: number, region: string, vnet: string | null = null): string {
+  return `${names.namespacePrefix}${deploymentIndex}-_rr-${vnetPart(region, vnet)}`;
 }
 
 /** The deployment's internet edge: every region router links to it; public addresses route through it. */

@@ -25,15 +25,25 @@ import type { Cidr, RunNames } from "./names.ts";
  *                                                                               region router ── pub0 ══ rN ── public router
  *
  * - A host is a namespace with one data interface (eth0) on a rack bridge.
- * - Hosts sharing a PPG (in the same zone, or both regional) share one rack; a host without a
- *   PPG gets a rack of its own.
+ * - Hosts sharing a PPG (in the same zone, or both regional, and in the same VNet) share one
+ *   rack; a host without a PPG gets a rack of its own. A PPG across two VNets is two racks: its
+ *   latency is still the PPG's (shaping goes by placement), its hops are those of a peering.
  * - A zone router namespace holds the bridges of its racks and routes between them. Hosts of a
  *   region without a zone hang off one "regional" router, which stands in for a zone router.
- * - One region router per region links its zone routers; region routers are linked pairwise.
+ * - One region router per VNet links its zone routers: a region's default VNet, plus one per
+ *   VNet name its hosts give (`vnet: "a"`). A VNet's hosts have their own zone routers and
+ *   racks (a subnet never spans VNets, on Azure either), so the "region router" is really the
+ *   VNet's router. Region routers are linked pairwise: between regions ("inter-region") and
+ *   between two VNets of one region ("peering") — as latlab peers every VNet pair a deployment
+ *   spans on Azure.
  * - One public router per deployment (the internet edge) links to every region router.
  *
  * Private path (data addresses, DATA_NET), routed hops = routers a packet crosses: same rack 0,
- * same zone router 1, same region 3 (zone router, region router, zone router), other region 4.
+ * same zone router 1, same region 3 (zone router, region router, zone router), another VNet of
+ * the region 4 (zone router, region router, peering link, region router, zone router), other
+ * region 4. These are the fabric's hops, not Azure's (Azure's traceroute shows one hop inside a
+ * VNet and over a peering alike). Latency shaping goes by placement only (pathKindBetween): a
+ * peering adds no modelled delay, as Azure documents for peered VNets of one region.
  *
  * Public path (public addresses, PUBLIC_NET, one /32 per host on its lo): traffic to a public
  * address always leaves through the region router to the public router and comes back in:
@@ -58,6 +68,8 @@ export interface TopoNamespace {
   forwarding: boolean;
   /** Region a zone or region router stands for. */
   region?: string;
+  /** VNet a zone or region router stands for (null: the region's default VNet). */
+  vnet?: string | null;
   /** Zone a zone router stands for (null: the regional router of a region's zone-less hosts). */
   zone?: string | null;
 }
@@ -83,7 +95,8 @@ export interface LinkEnd {
 }
 
 export interface TopoLink {
-  kind: "rack-port" | "zone-uplink" | "inter-region" | "public-uplink";
+  /** "peering": two VNets of one region; "inter-region": two regions (a global peering on Azure). */
+  kind: "rack-port" | "zone-uplink" | "inter-region" | "peering" | "public-uplink";
   /** The end created first (`ip -n <a.namespace> link add <a.ifname> type veth peer …`). */
   a: LinkEnd;
   b: LinkEnd;
@@ -184,6 +197,9 @@ export function pathKindBetween(a: ResolvedHost, b: ResolvedHost): PathKind {
 interface ZoneGroup {
   key: string;
   region: string;
+  vnet: string | null;
+  /** Key of its VNet (routerKey). */
+  router: string;
   zone: string | null;
   namespace: string;
   racks: { key: string; ppg: string | null; hosts: number[] }[];
@@ -201,15 +217,16 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
   const publicRouter = publicRouterNamespace(names, d);
   if (deployment.hosts.length > MAX_PUBLIC_ADDRESSES) throw new Error(`deployment ${deployment.id}: more than ${MAX_PUBLIC_ADDRESSES} hosts for ${PUBLIC_NET}`);
 
-  // Regions and zone groups, in order of first appearance.
-  const regions: string[] = [];
+  // VNets (a region router each) and zone groups, in order of first appearance.
+  const routers: { key: string; region: string; vnet: string | null; namespace: string }[] = [];
   const zones: ZoneGroup[] = [];
   deployment.hosts.forEach((h, i) => {
-    if (!regions.includes(h.region)) regions.push(h.region);
-    const zkey = `${h.region}/${h.zone ?? "regional"}`;
+    const router = `${h.region}/${h.vnet ?? ""}`;
+    if (!routers.some((r) => r.key === router)) routers.push({ key: router, region: h.region, vnet: h.vnet, namespace: regionRouterNamespace(names, d, h.region, h.vnet) });
+    const zkey = `${router}/${h.zone ?? "regional"}`;
     let z = zones.find((g) => g.key === zkey);
     if (!z) {
-      z = { key: zkey, region: h.region, zone: h.zone, namespace: zoneRouterNamespace(names, d, h.region, h.zone), racks: [] };
+      z = { key: zkey, region: h.region, vnet: h.vnet, router, zone: h.zone, namespace: zoneRouterNamespace(names, d, h.region, h.zone, h.vnet), racks: [] };
       zones.push(z);
     }
     const rkey = h.ppg !== null ? `ppg:${h.ppg}` : `host:${i}`;
@@ -238,8 +255,9 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
   });
 
   namespaces.push({ name: publicRouter, kind: "public-router", forwarding: true });
-  for (const r of regions) namespaces.push({ name: regionRouterNamespace(names, d, r), kind: "region-router", forwarding: true, region: r });
-  for (const z of zones) namespaces.push({ name: z.namespace, kind: "zone-router", forwarding: true, region: z.region, zone: z.zone });
+  for (const r of routers) namespaces.push({ name: r.namespace, kind: "region-router", forwarding: true, region: r.region, vnet: r.vnet });
+  for (const z of zones) namespaces.push({ name: z.namespace, kind: "zone-router", forwarding: true, region: z.region, vnet: z.vnet, zone: z.zone });
+  const routerOf = (z: ZoneGroup): string => routers.find((r) => r.key === z.router)!.namespace;
   deployment.hosts.forEach((_, i) => namespaces.push({ name: hostNs[i] as string, kind: "host", forwarding: false }));
 
   // Transit /30s, handed out in order.
@@ -303,7 +321,7 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
           publicAddress: pub,
           rack: `${z.namespace}/${bridge}`,
           zoneRouter: z.namespace,
-          regionRouter: regionRouterNamespace(names, d, z.region),
+          regionRouter: routerOf(z),
           publicRouter,
         });
       });
@@ -313,10 +331,10 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
   hosts.sort((a, b) => a.index - b.index);
   const hostsOfZone = (zns: string) => hosts.filter((h) => h.zoneRouter === zns);
 
-  // Zone routers up to their region router.
+  // Zone routers up to their region (VNet) router.
   const regionSubnets = new Map<string, string[]>();
   zones.forEach((z, zi) => {
-    const rr = regionRouterNamespace(names, d, z.region);
+    const rr = routerOf(z);
     const [rrAddr, zrAddr] = transitPair();
     const down = `z${zi}`;
     assertIfname(down);
@@ -329,7 +347,7 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
     for (const s of zoneSubnets.get(z.namespace) ?? []) {
       routes.push({ namespace: rr, destination: s, via: addrOf(zrAddr), dev: down });
     }
-    regionSubnets.set(z.region, [...(regionSubnets.get(z.region) ?? []), ...(zoneSubnets.get(z.namespace) ?? [])]);
+    regionSubnets.set(rr, [...(regionSubnets.get(rr) ?? []), ...(zoneSubnets.get(z.namespace) ?? [])]);
     // Public traffic coming down: table PUBLIC_TABLE (its hosts' /32s, added above; nothing else).
     rules.push({ namespace: z.namespace, iif: "up0", table: PUBLIC_TABLE, priority: PUBLIC_RULE_PRIORITY });
     unreachable.push({ namespace: z.namespace, destination: PUBLIC_NET, table: PUBLIC_TABLE });
@@ -338,26 +356,26 @@ export function buildDeploymentTopology(deployment: Deployment, names: RunNames)
     }
   });
 
-  // Region routers, pairwise.
-  regions.forEach((ra, i) => {
-    regions.forEach((rb, j) => {
+  // Region (VNet) routers, pairwise: every VNet pair of the deployment is peered.
+  routers.forEach((ra, i) => {
+    routers.forEach((rb, j) => {
       if (j <= i) return;
-      const nsA = regionRouterNamespace(names, d, ra);
-      const nsB = regionRouterNamespace(names, d, rb);
+      const nsA = ra.namespace;
+      const nsB = rb.namespace;
       const [aAddr, bAddr] = transitPair();
       const ifA = `x${j}`;
       const ifB = `x${i}`;
       assertIfname(ifA);
       assertIfname(ifB);
-      links.push({ kind: "inter-region", a: { namespace: nsA, ifname: ifA, address: aAddr }, b: { namespace: nsB, ifname: ifB, address: bAddr } });
-      for (const s of regionSubnets.get(rb) ?? []) routes.push({ namespace: nsA, destination: s, via: addrOf(bAddr), dev: ifA });
-      for (const s of regionSubnets.get(ra) ?? []) routes.push({ namespace: nsB, destination: s, via: addrOf(aAddr), dev: ifB });
+      links.push({ kind: ra.region === rb.region ? "peering" : "inter-region", a: { namespace: nsA, ifname: ifA, address: aAddr }, b: { namespace: nsB, ifname: ifB, address: bAddr } });
+      for (const s of regionSubnets.get(nsB) ?? []) routes.push({ namespace: nsA, destination: s, via: addrOf(bAddr), dev: ifA });
+      for (const s of regionSubnets.get(nsA) ?? []) routes.push({ namespace: nsB, destination: s, via: addrOf(aAddr), dev: ifB });
     });
   });
 
   // Region routers up to the public router (the internet edge).
-  regions.forEach((r, ri) => {
-    const rr = regionRouterNamespace(names, d, r);
+  routers.forEach((r, ri) => {
+    const rr = r.namespace;
     const [rrAddr, pubAddr] = transitPair();
     const pubIf = `r${ri}`;
     assertIfname(pubIf);

@@ -104,6 +104,15 @@ describe("defineExperiment", () => {
     ]);
   });
 
+  it("names the field of a bad VNet name: on a host, in defaults, on the vnet axis", () => {
+    const rule = 'a VNet name is lower case letters and digits, starting with a letter, at most 8 characters, like "a"';
+    expect(issuesOf(() => defineExperiment({ ...base, hosts: { server: { vnet: "VNet-A" }, client: {} } }))).toEqual([`hosts.server.vnet: ${rule}, got "VNet-A"`]);
+    expect(issuesOf(() => defineExperiment({ ...base, defaults: { vnet: "toolongname" } }))).toEqual([`defaults.vnet: ${rule}, got "toolongname"`]);
+    expect(issuesOf(() => defineExperiment({ ...base, axes: { vnet: ["a", "1b"] } }))).toEqual([`axes.vnet[1]: ${rule}, got "1b"`]);
+    // @ts-expect-error: the field is vnet
+    expect(issuesOf(() => defineExperiment({ ...base, hosts: { server: { vent: "a" }, client: {} } }))[0]).toMatch(/hosts\.server.*vent.*did you mean "vnet"/);
+  });
+
   it("checks baseline values against the values of their axis", () => {
     const axes = { accelnet: [false, true], placement: ["same-zone", "cross-zone"] } as const;
     // @ts-expect-error: "false" is a string, accelnet values are booleans

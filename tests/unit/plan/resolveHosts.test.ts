@@ -102,3 +102,26 @@ describe("resolveHosts on a hosts function", () => {
     );
   });
 });
+
+describe("resolveHosts: vnet", () => {
+  const vnets = (p: ReturnType<typeof buildPlan>, variant: string) => p.variants.find((v) => v.id === variant)!.hosts.map((h) => [h.role, h.vnet]);
+  it("defaults to the region's one VNet (null)", () => {
+    expect(vnets(plan({}), "default")).toEqual([
+      ["server", null],
+      ["client", null],
+    ]);
+  });
+
+  it("host > axis > defaults, an explicit null included; the placement axis never moves a host to another VNet", () => {
+    const p = plan({ defaults: { vnet: "d" }, axes: { vnet: ["a", "b"], placement: ["same-zone"] }, hosts: { server: { vnet: "s" }, client: {}, other: { vnet: null } } });
+    expect(vnets(p, "placement=same-zone,vnet=a")).toEqual([
+      ["server", "s"],
+      ["client", "a"],
+      ["other", null],
+    ]);
+    expect(vnets(plan({ defaults: { vnet: "d" } }), "default")).toEqual([
+      ["server", "d"],
+      ["client", "d"],
+    ]);
+  });
+});

@@ -170,6 +170,19 @@ describe("hostRecords", () => {
     expect(records.find((r) => r.role === "client")!.mismatches).toEqual(['zone: asked "1", got "2"']);
     expect(records.find((r) => r.role === "server")!.mismatches).toEqual([]);
   });
+
+  it("gives every variant of a shared deployment its hosts (public and private path measured between the same VMs)", () => {
+    const e = defineExperiment({ name: "paths", description: "x", axes: { path: ["private", "public"] }, hosts: { server: { vnet: "b" }, client: { vnet: "a" } }, measure: [{ tool: "ping" }] });
+    const p = buildPlan(e);
+    expect(p.deployments).toHaveLength(1);
+    const endpoint = (role: string) => ({ deployment: p.deployments[0]!.id, role, ssh: { host: "x", port: 22, username: "root", privateKey: "" }, hostKey: "", privateAddress: "", workDir: "", actual: { vnet: role === "client" ? "a" : "a" } });
+    for (const v of p.variants) {
+      const records = hostRecords(p, v.id, [endpoint("client"), endpoint("server")]);
+      expect(records.map((r) => r.role).sort(), v.id).toEqual(["client", "server"]);
+      // The VNet is compared like the other placement fields.
+      expect(records.find((r) => r.role === "server")!.mismatches).toEqual(['vnet: asked "b", got "a"']);
+    }
+  });
 });
 
 describe("comparePairs", () => {

@@ -23,6 +23,7 @@ const cell: Cell = {
   to: "server",
   path: "private",
   pathKind: "same-zone",
+  crossesPeering: false,
   estimatedSeconds: 1,
 };
 

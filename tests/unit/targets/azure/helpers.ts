@@ -47,7 +47,7 @@ export function planOf(input: Partial<ExperimentInput> & { name: string }): Plan
 export function withHost(plan: Plan, variant: string, role: string, change: Partial<Plan["variants"][number]["hosts"][number]>): Plan {
   const copy = structuredClone(plan);
   for (const v of copy.variants) if (v.id === variant) v.hosts = v.hosts.map((h) => (h.role === role ? { ...h, ...change } : h));
-  for (const d of copy.deployments) if (d.variant === variant) d.hosts = d.hosts.map((h) => (h.role === role ? { ...h, ...change } : h));
+  for (const d of copy.deployments) if (d.variants.includes(variant)) d.hosts = d.hosts.map((h) => (h.role === role ? { ...h, ...change } : h));
   return copy;
 }
 

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Plan } from "../../../../src/plan/types.ts";
 import { sizeCapability } from "../../../../src/targets/azure/capabilities.ts";
 import { listAzureResources, type AzureListing, type ListedResource } from "../../../../src/targets/azure/listing.ts";
-import { planRegions } from "../../../../src/targets/azure/network.ts";
+import { planRegions, planVnets, vnetKey, vnetName } from "../../../../src/targets/azure/network.ts";
 import { hostName, type AzureSettings } from "../../../../src/targets/azure/types.ts";
 import { worstCaseRun } from "../../../../src/targets/azure/validateAzure.ts";
 import { SSH_FROM, planOf, settingsFor, shippedExperimentPlans } from "./helpers.ts";
@@ -52,18 +52,19 @@ function checkGraph(plan: Plan, settings: AzureSettings, l: AzureListing) {
     if (!UNTAGGED.has(r.type)) expect((r.inputs as Inputs).tags, `${r.type} ${r.name} tags`).toMatchObject(tags);
   }
 
-  // One VNet per region, non-overlapping /16s; subnets inside.
+  // One VNet per region and VNet name, named as before VNets could be named when unnamed; non-overlapping /16s.
   const vnets = of(l, T.vnet);
-  expect(vnets.map((v) => v.location).sort()).toEqual([...regions].sort());
+  const wantedVnets = planVnets(plan);
+  expect(vnets.map((v) => [v.name, v.location]).sort()).toEqual(wantedVnets.map((v) => [`${prefix}-vnet-${v.region}${v.vnet === null ? "" : `-${v.vnet}`}`, v.region]).sort());
   const prefixes = vnets.map((v) => (v.inputs as Inputs).addressPrefixes[0] as string);
   expect(new Set(prefixes).size).toBe(prefixes.length);
   for (const p of prefixes) expect(p).toMatch(/^10\.\d+\.0\.0\/16$/);
 
-  // Peering both ways for every region pair a deployment spans; none otherwise.
+  // Peering both ways for every VNet pair a deployment spans (two VNets of one region too); none otherwise.
   const wanted = new Set<string>();
   for (const d of plan.deployments) {
-    const rs = [...new Set(d.hosts.map((h) => h.region))];
-    for (const a of rs) for (const b of rs) if (a !== b) wanted.add(`${prefix}-vnet-${a}>${prefix}-vnet-${b}`);
+    const vs = [...new Set(d.hosts.map((h) => vnetName(prefix, vnetKey(h))))];
+    for (const a of vs) for (const b of vs) if (a !== b) wanted.add(`${a}>${b}`);
   }
   const peerings = of(l, T.peering).map((p) => `${(p.inputs as Inputs).virtualNetwork}>${(p.inputs as Inputs).remoteVirtualNetwork}`);
   expect(new Set(peerings)).toEqual(wanted);
@@ -101,7 +102,7 @@ function checkGraph(plan: Plan, settings: AzureSettings, l: AzureListing) {
       expect(nic.networkSecurityGroup).toBe(`${prefix}-${host}-nsg`);
       expect(nic.publicIp).toBe(`${prefix}-${host}-pip`);
       expect(nic.privateIp).toBe(out.privateIp);
-      expect(nic.subnet).toBe(`${prefix}-vnet-${h.region}/d${d.index}`);
+      expect(nic.subnet).toBe(`${vnetName(prefix, vnetKey(h))}/d${d.index}`);
       expect(pip).toMatchObject({ sku: "Standard", allocation: "Static", zones: h.zone ? [h.zone] : null });
 
       // PPG wiring: on the availability set when there is one, else on the VM.
@@ -198,9 +199,49 @@ describe("features the shipped experiments may not cover", () => {
     checkGraph(plan, settings, l);
     expect(of(l, T.vnet)).toHaveLength(2);
     expect(of(l, T.peering).map((p) => p.name).sort()).toEqual(["to-uksouth", "to-ukwest"]);
-    const publicRule = (named(l, T.nsg, "latlab-t1-d1-server-nsg").inputs as Inputs).securityRules.find((r: { name: string }) => r.name === "allow-tcp-echo-tcp-11000-public");
-    const publicIps = l.outputs.hosts.filter((h) => h.deployment === "path=public" && h.role !== "server").map((h) => `${h.publicIp}/32`);
+    // Both paths between the same VMs: one deployment, both paths' rules on its server's NSG.
+    expect(of(l, T.vm)).toHaveLength(4);
+    const serverRules = (named(l, T.nsg, "latlab-t1-d0-server-nsg").inputs as Inputs).securityRules as { name: string; sources: string[] }[];
+    expect(serverRules.map((r) => r.name)).toEqual(expect.arrayContaining(["allow-tcp-echo-tcp-11000-private", "allow-tcp-echo-tcp-11000-public"]));
+    const publicRule = serverRules.find((r) => r.name === "allow-tcp-echo-tcp-11000-public")!;
+    const publicIps = l.outputs.hosts.filter((h) => h.deployment === "default" && h.role !== "server").map((h) => `${h.publicIp}/32`);
     expect([...publicRule.sources].sort()).toEqual(publicIps.sort());
+  });
+
+  it("public-vs-peered (seed 002): two VNets in northeurope peered both ways, 4 VMs, both paths' NSG rules on each server", async () => {
+    const { default: experiment } = await import("../../../../experiments/public-vs-peered.ts");
+    const { buildPlan } = await import("../../../../src/plan/buildPlan.ts");
+    const plan = buildPlan(experiment);
+    const settings = settingsFor(plan);
+    const l = await listAzureResources(plan, settings);
+    checkGraph(plan, settings, l);
+    expect(of(l, T.vnet).map((v) => [v.name, v.location])).toEqual([
+      ["latlab-t1-vnet-northeurope-b", "northeurope"],
+      ["latlab-t1-vnet-northeurope-a", "northeurope"],
+    ]);
+    expect(of(l, T.peering).map((p) => `${(p.inputs as Inputs).virtualNetwork} → ${(p.inputs as Inputs).remoteVirtualNetwork}`).sort()).toEqual([
+      "latlab-t1-vnet-northeurope-a → latlab-t1-vnet-northeurope-b",
+      "latlab-t1-vnet-northeurope-b → latlab-t1-vnet-northeurope-a",
+    ]);
+    expect(of(l, T.vm)).toHaveLength(4);
+    for (const d of [0, 1]) {
+      const client = l.outputs.hosts.find((h) => h.deployment === plan.deployments[d]!.id && h.role === "client")!;
+      const rules = (named(l, T.nsg, `latlab-t1-d${d}-server-nsg`).inputs as Inputs).securityRules as { name: string; sources: string[] }[];
+      for (const measure of ["traceroute-tcp-22", "iperf3-tcp-11001", "iperf3-tcp-11002", "iperf3-tcp-11003"]) {
+        expect(rules.find((r) => r.name === `allow-${measure}-private`)!.sources, `d${d} ${measure} private`).toEqual([`${client.privateIp}/32`]);
+        expect(rules.find((r) => r.name === `allow-${measure}-public`)!.sources, `d${d} ${measure} public`).toEqual([`${client.publicIp}/32`]);
+      }
+      // The client is in VNet a, the server in VNet b.
+      expect((named(l, T.nic, `latlab-t1-d${d}-client-nic`).inputs as Inputs).subnet).toBe(`latlab-t1-vnet-northeurope-a/d${d}`);
+      expect((named(l, T.nic, `latlab-t1-d${d}-server-nic`).inputs as Inputs).subnet).toBe(`latlab-t1-vnet-northeurope-b/d${d}`);
+    }
+  });
+
+  it("an unnamed VNet keeps today's names next to a named one of the same region", async () => {
+    const plan = planOf({ name: "mixed", defaults: { region: "uksouth", zone: "1", size: "Standard_D2s_v5" }, hosts: { client: { vnet: "x" }, server: {} } });
+    const l = await listAzureResources(plan, settingsFor(plan));
+    expect(of(l, T.vnet).map((v) => v.name).sort()).toEqual(["latlab-t1-vnet-uksouth", "latlab-t1-vnet-uksouth-x"]);
+    expect(of(l, T.peering).map((p) => p.name).sort()).toEqual(["to-uksouth", "to-uksouth-x"]);
   });
 
   it("availability set inside a PPG (no zones), generation-1 size, Accelerated Networking on and off", async () => {

@@ -26,7 +26,7 @@ const SKUS: ResourceSku[] = ResourceSkuListSchema.parse(fixture("skus-northeurop
 const SUB = "00000000-0000-0000-0000-000000000000";
 const TOKEN = "test-token";
 
-/** public-vs-peered's hosts: both sizes × both paths, two regional hosts each, North Europe. */
+/** public-vs-peered's hosts: one pair per size (both paths measured on it), two regional hosts each, North Europe. */
 const publicVsPeered = () =>
   planOf({
     name: "pvp",
@@ -49,31 +49,31 @@ afterEach(() => {
 });
 
 describe("vcpuNeeds / formatVcpuNeeds", () => {
-  it("counts every deployment's hosts by region and quota family: public-vs-peered needs 96 DSv2 vCPUs in North Europe", () => {
+  it("counts every deployment's hosts by region and quota family: public-vs-peered needs 48 DSv2 vCPUs in North Europe", () => {
     const needs = vcpuNeeds(publicVsPeered());
     expect(needs).toEqual([
       {
         region: "northeurope",
-        totalVcpus: 96,
+        totalVcpus: 48,
         families: [
           {
             family: "standardDSv2Family",
-            vcpus: 96,
+            vcpus: 48,
             sizes: [
-              { size: "Standard_DS13_v2", vcpusEach: 8, count: 4, zones: [] },
-              { size: "Standard_DS14_v2", vcpusEach: 16, count: 4, zones: [] },
+              { size: "Standard_DS13_v2", vcpusEach: 8, count: 2, zones: [] },
+              { size: "Standard_DS14_v2", vcpusEach: 16, count: 2, zones: [] },
             ],
           },
         ],
       },
     ]);
-    expect(formatVcpuNeeds(needs)).toBe("vCPUs: northeurope standardDSv2Family 96 (4× Standard_DS13_v2 = 32, 4× Standard_DS14_v2 = 64), total regional 96");
+    expect(formatVcpuNeeds(needs)).toBe("vCPUs: northeurope standardDSv2Family 48 (2× Standard_DS13_v2 = 16, 2× Standard_DS14_v2 = 32), total regional 48");
   });
 
-  it("the shipped public-vs-peered experiment needs the 96 vCPUs of issue 9", async () => {
+  it("the shipped public-vs-peered experiment needs 48 vCPUs (4 VMs; issue 9's 96 counted 8, the path measured between different VMs)", async () => {
     const shipped = (await shippedExperimentPlans()).find((p) => p.name === "public-vs-peered");
     expect(shipped?.error).toBeUndefined();
-    expect(formatVcpuNeeds(vcpuNeeds(shipped!.plan!))).toMatch(/^vCPUs: northeurope standardDSv2Family 96 \(.*\), total regional 96$/);
+    expect(formatVcpuNeeds(vcpuNeeds(shipped!.plan!))).toMatch(/^vCPUs: northeurope standardDSv2Family 48 \(.*\), total regional 48$/);
   });
 
   it("splits regions and families, counts replicas, and keeps the zones hosts are pinned to", () => {
@@ -113,17 +113,17 @@ describe("checkCapacity", () => {
   it("reports a shortfall per family and for the regional total, with the exact numbers and how to ask for more", () => {
     const issues = checkCapacity(vcpuNeeds(publicVsPeered()), { northeurope: usages("usages-docs-low-limits.json") }, { northeurope: SKUS }) as QuotaShortfall[];
     expect(issues.map(({ kind, region, quota, needed, available, limit, current }) => ({ kind, region, quota, needed, available, limit, current }))).toEqual([
-      { kind: "quota", region: "northeurope", quota: "standardDSv2Family", needed: 96, available: 9, limit: 10, current: 1 },
-      { kind: "quota", region: "northeurope", quota: "cores", needed: 96, available: 6, limit: 10, current: 4 },
+      { kind: "quota", region: "northeurope", quota: "standardDSv2Family", needed: 48, available: 9, limit: 10, current: 1 },
+      { kind: "quota", region: "northeurope", quota: "cores", needed: 48, available: 6, limit: 10, current: 4 },
     ]);
     const [family, total] = issues;
     expect(family!.path).toBe("quota(northeurope).standardDSv2Family");
-    expect(family!.message).toContain('northeurope: standardDSv2Family ("Standard DSv2 Family vCPUs") needed 96 (4× Standard_DS13_v2 = 32, 4× Standard_DS14_v2 = 64), available 9 (limit 10, in use 1)');
-    expect(family!.message).toContain("a limit of at least 97");
+    expect(family!.message).toContain('northeurope: standardDSv2Family ("Standard DSv2 Family vCPUs") needed 48 (2× Standard_DS13_v2 = 16, 2× Standard_DS14_v2 = 32), available 9 (limit 10, in use 1)');
+    expect(family!.message).toContain("a limit of at least 49");
     expect(family!.message).toContain("Quotas → Compute");
     expect(family!.message).toContain("https://learn.microsoft.com/azure/quotas/per-vm-quota-requests");
     expect(family!.message).toContain("`az vm list-usage --location northeurope -o table`");
-    expect(total!.message).toContain('northeurope: total regional vCPUs ("cores") needed 96 (all 8 VMs in northeurope), available 6 (limit 10, in use 4)');
+    expect(total!.message).toContain('northeurope: total regional vCPUs ("cores") needed 48 (all 4 VMs in northeurope), available 6 (limit 10, in use 4)');
     expect(total!.message).toContain("https://learn.microsoft.com/azure/quotas/regional-quota-requests");
   });
 

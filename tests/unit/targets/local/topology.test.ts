@@ -22,6 +22,7 @@ import {
   simulatePath,
   simulateRoundTrip,
 } from "../../../../src/targets/local/topology.ts";
+import { peerDelays } from "../../../../src/targets/local/shaping.ts";
 import { fiveHostDeployment, host } from "./fixtures.ts";
 
 const names = runNames("unit-run");
@@ -82,7 +83,7 @@ describe("deployment topology", () => {
 
   it("gives a regional host (no zone) in a zoned region 3 hops to zonal hosts, 1 to another regional host", () => {
     const t = buildDeploymentTopology(
-      { id: "d1", index: 1, variant: "v", replica: 0, hosts: [host("a"), host("r1", { zone: null }), host("r2", { zone: null })] },
+      { id: "d1", index: 1, variant: "v", variants: ["v"], replica: 0, hosts: [host("a"), host("r1", { zone: null }), host("r2", { zone: null })] },
       names,
     );
     expect(routedHops(t, "a", "r1")).toBe(3);
@@ -113,6 +114,7 @@ describe("deployment topology", () => {
         id: "big",
         index: 99,
         variant: "v",
+        variants: ["v"],
         replica: 0,
         hosts: Array.from({ length: 120 }, (_, i) => host(`h${i}`, { region: `r${i % 7}x`, zone: (["1", "2", "3", null] as const)[i % 4] ?? null })),
       },
@@ -129,7 +131,7 @@ describe("deployment topology", () => {
   });
 
   it("keeps two roles that sanitise alike apart", () => {
-    const t = buildDeploymentTopology({ id: "d", index: 0, variant: "v", replica: 0, hosts: [host("a b"), host("a_b")] }, names);
+    const t = buildDeploymentTopology({ id: "d", index: 0, variant: "v", variants: ["v"], replica: 0, hosts: [host("a b"), host("a_b")] }, names);
     expect(new Set(t.hosts.map((h) => h.namespace)).size).toBe(2);
     expect(new Set(t.hosts.map((h) => h.hostname)).size).toBe(2);
   });
@@ -141,6 +143,7 @@ describe("public path", () => {
     id: "d3",
     index: 3,
     variant: "v",
+    variants: ["v"],
     replica: 0,
     hosts: [
       host("client", { ppg: "rack-a" }),
@@ -277,5 +280,80 @@ describe("public path", () => {
     expect(t.namespaces.find((n) => n.name === h("zone2").zoneRouter)).toMatchObject({ kind: "zone-router", region: "uksouth", zone: "2" });
     expect(t.namespaces.find((n) => n.name === h("west").zoneRouter)).toMatchObject({ kind: "zone-router", region: "ukwest", zone: null });
     expect(t.namespaces.find((n) => n.name === h("west").regionRouter)).toMatchObject({ kind: "region-router", region: "ukwest" });
+  });
+});
+
+describe("two VNets of one region (seed 002: peered VNets)", () => {
+  // Server and `same` in VNet b, client in VNet a, `plain` in the region's default VNet; no zones, as public-vs-peered.
+  const deployment = {
+    id: "d5",
+    index: 5,
+    variant: "v",
+    variants: ["v"],
+    replica: 0,
+    hosts: [
+      host("server", { region: "northeurope", zone: null, vnet: "b" }),
+      host("client", { region: "northeurope", zone: null, vnet: "a" }),
+      host("same", { region: "northeurope", zone: null, vnet: "b" }),
+      host("plain", { region: "northeurope", zone: null }),
+    ],
+  };
+  const t = buildDeploymentTopology(deployment, names);
+  const short = (ns: string) => ns.slice(names.namespacePrefix.length);
+
+  it("makes each VNet its own routed network: a region router per VNet, with its own zone routers and racks", () => {
+    expect(t.namespaces.filter((n) => n.kind === "region-router").map((n) => [short(n.name), n.region, n.vnet])).toEqual([
+      ["5-_rr-northeurope-b", "northeurope", "b"],
+      ["5-_rr-northeurope-a", "northeurope", "a"],
+      // The default VNet keeps the name it had before VNets could be named.
+      ["5-_rr-northeurope", "northeurope", null],
+    ]);
+    expect(t.namespaces.filter((n) => n.kind === "zone-router").map((n) => [short(n.name), n.vnet])).toEqual([
+      ["5-_zr-northeurope-b-regional", "b"],
+      ["5-_zr-northeurope-a-regional", "a"],
+      ["5-_zr-northeurope-regional", null],
+    ]);
+    const h = (role: string) => t.hosts.find((x) => x.role === role)!;
+    expect(h("server").regionRouter).toBe(h("same").regionRouter);
+    expect(h("client").regionRouter).not.toBe(h("server").regionRouter);
+  });
+
+  it("joins the VNets pairwise by peering links, and routes the private path through them", () => {
+    expect(t.links.filter((l) => l.kind === "peering").map((l) => `${short(l.a.namespace)} ${short(l.b.namespace)}`)).toEqual([
+      "5-_rr-northeurope-b 5-_rr-northeurope-a",
+      "5-_rr-northeurope-b 5-_rr-northeurope",
+      "5-_rr-northeurope-a 5-_rr-northeurope",
+    ]);
+    expect(t.links.some((l) => l.kind === "inter-region")).toBe(false);
+    const server = t.hosts.find((x) => x.role === "server")!;
+    expect(simulatePath(t, t.hosts.find((x) => x.role === "client")!.namespace, server.dataAddress).map(short)).toEqual([
+      "5-client",
+      "5-_zr-northeurope-a-regional",
+      "5-_rr-northeurope-a",
+      "5-_rr-northeurope-b",
+      "5-_zr-northeurope-b-regional",
+      "5-server",
+    ]);
+    expect(routedHops(t, "client", "server")).toBe(4); // across the peering
+    expect(routedHops(t, "same", "server")).toBe(1); // one VNet, one (regional) zone router
+    expect(routedHops(t, "plain", "server")).toBe(4);
+    for (const a of t.hosts) for (const b of t.hosts) if (a !== b) expect(routedHops(t, a.role, b.role)).toBe(routedHops(t, b.role, a.role));
+  });
+
+  it("keeps the public path as it is: out to the public router and back, 5 hops, symmetric", () => {
+    expect(routedHops(t, "client", "server", "public")).toBe(5);
+    const rt = simulateRoundTrip(t, "client", "server", "public");
+    expect(rt.back.path).toEqual([...rt.there.path].reverse());
+    expect(rt.there.path.map(short)).toContain("5-_pub");
+  });
+
+  it("shapes by placement only: a peered pair gets the same modelled latency as a pair in one VNet", () => {
+    const server = t.hosts.find((x) => x.role === "server")!;
+    const delays = peerDelays(server, t.hosts);
+    expect(delays.map((d) => [d.peerRole, d.pathKind, d.rttUs])).toEqual([
+      ["client", "same-region", 313],
+      ["same", "same-region", 313],
+      ["plain", "same-region", 313],
+    ]);
   });
 });

@@ -127,7 +127,7 @@ describe("the Azure address plan in another address space", () => {
     const a = addressPlan(plan, "198.18.0.0/16");
     expect(a.vnets.map((v) => v.addressPrefix)).toEqual(["198.18.0.0/20", "198.18.16.0/20"]);
     expect(a.hosts.map((h) => h.privateIp)).toEqual(["198.18.0.4", "198.18.16.4"]);
-    expect(addressLayout("198.18.0.0/16")).toMatchObject({ maxRegions: 16, maxDeployments: 16 });
+    expect(addressLayout("198.18.0.0/16")).toMatchObject({ maxVnets: 16, maxDeployments: 16 });
     expect(() => addressLayout("198.18.0.0/24")).toThrow(/at least a \/20/);
   });
 });
