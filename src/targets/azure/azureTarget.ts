@@ -5,6 +5,8 @@ import type { ShapingStatus, TeardownReport } from "../../results/schema.ts";
 import type { Environment, HostEndpoint, Target, TargetContext } from "../target.ts";
 import { createPassphrase, destroyCommand, statePath, workspaceDir, writeRunState, type AzureRunState } from "./destroyRun.ts";
 import { generateRunKeys, removeRunKeys, type RunKeys } from "./keys.ts";
+import type { ComputeCapacity } from "./computeCapacity.ts";
+import { checkCapacity, formatVcpuNeeds, vcpuNeeds } from "./quota.ts";
 import { azureReadyAndProbe } from "./probe.ts";
 import { PULUMI_CLI_VERSION } from "./pulumiVersion.ts";
 import { azureRunGroups, type RunGroups } from "./runGroups.ts";
@@ -37,12 +39,22 @@ export interface Rehearsal {
   owns(address: string): boolean;
   /** Deletes a resource group through the emulator's ARM (latlab destroy's fallback); resolves when it is gone. */
   groups: RunGroups;
+  /** The emulated subscription's compute usages and SKUs, as Azure's APIs list them (the quota check reads them). */
+  readCapacity(regions: readonly string[]): Promise<ComputeCapacity>;
   /** Stops the emulator. Anything still in its ARM state (what a destroy missed) is an error, and is removed. */
   stop(): Promise<{ errors: string[]; removed: string[] }>;
 }
 export type RehearsalFactory = (runDir: string, log: (message: string) => void) => Promise<Rehearsal>;
 
 export interface AzureTargetOptions {
+  /**
+   * Reads the subscription's vCPU quotas and VM size restrictions in the plan's regions; the run
+   * is refused before anything is created when they cannot hold it. A rehearsal reads its
+   * emulator's instead. Absent (and no rehearsal): not checked.
+   */
+  readCapacity?: (regions: readonly string[]) => Promise<ComputeCapacity>;
+  /** The cost line the preflight computed (prices.ts costSummary), shown in the confirmation. */
+  costSummary?: string;
   /** Rehearse against the emulator instead of Azure (no account, no cost). */
   rehearsal?: RehearsalFactory;
   stackFactory: StackFactory;
@@ -188,7 +200,29 @@ export function makeRedactor(secrets: readonly string[]): (line: string) => stri
   };
 }
 
-export function deploySummary(plan: Plan, runId: string, expiresAt: Date): string {
+/**
+ * Refuses, before anything is created, a run the subscription's vCPU quotas or VM size
+ * restrictions cannot hold: otherwise the first thing a user sees is a half-deployed stack failing
+ * with QuotaExceeded. One message names every family, region, need and availability.
+ */
+export async function checkSubscriptionCapacity(plan: Plan, readCapacity: (regions: readonly string[]) => Promise<ComputeCapacity>, log: (m: string) => void): Promise<void> {
+  const needs = vcpuNeeds(plan);
+  const regions = needs.map((n) => n.region);
+  log(`azure: checking the subscription's vCPU quotas and VM sizes in ${regions.join(", ")}…`);
+  let capacity: ComputeCapacity;
+  try {
+    capacity = await readCapacity(regions);
+  } catch (e) {
+    throw new AzureTargetError(`azure target: could not read the subscription's quotas and VM sizes (nothing was created): ${(e as Error).message}`, { cause: e });
+  }
+  const issues = checkCapacity(needs, capacity.usages, capacity.skus);
+  if (issues.length > 0) {
+    throw new AzureTargetError(`azure target: not deploying (nothing was created): the subscription cannot hold this run:\n  ${issues.map((i) => i.message).join("\n  ")}`);
+  }
+  log(`azure: quotas and sizes ok — ${formatVcpuNeeds(needs)}`);
+}
+
+export function deploySummary(plan: Plan, runId: string, expiresAt: Date, cost?: string): string {
   const sizes = new Map<string, number>();
   const regions = new Set<string>();
   for (const d of plan.deployments) for (const h of d.hosts) {
@@ -199,7 +233,8 @@ export function deploySummary(plan: Plan, runId: string, expiresAt: Date): strin
   return (
     `azure: run ${runId} will create ${vms} VM${vms === 1 ? "" : "s"} (${[...sizes].map(([s, n]) => `${n}× ${s}`).join(", ")}) ` +
     `in ${[...regions].join(", ")} across ${plan.deployments.length} deployment${plan.deployments.length === 1 ? "" : "s"}; ` +
-    `they are billed while they exist, tagged owner=latlab, expiresAt=${expiresAt.toISOString()}, and destroyed at the end of the run`
+    `they are billed while they exist, tagged owner=latlab, expiresAt=${expiresAt.toISOString()}, and destroyed at the end of the run` +
+    (cost ? `\n  cost: ${cost}` : "")
   );
 }
 
@@ -298,7 +333,10 @@ export class AzureTarget implements Target {
         `azure target: run created at ${isoOrInvalid(createdAt)} with expiresAt ${isoOrInvalid(expiresAt)} refused (nothing was created): ${ttlIssues.map((i) => i.message).join("; ")}`,
       );
     }
-    const summary = deploySummary(plan, s.runId, expiresAt);
+    const readCapacity = s.rehearsal ? (regions: readonly string[]) => s.rehearsal!.readCapacity(regions) : o.readCapacity;
+    if (readCapacity) await checkSubscriptionCapacity(plan, readCapacity, log);
+    if (signal.aborted) throw interrupted();
+    const summary = deploySummary(plan, s.runId, expiresAt, s.rehearsal ? undefined : o.costSummary);
     if (s.rehearsal) {
       log(`${summary} — rehearsed: by the emulator, at no cost`);
     } else if (o.confirm) {

@@ -201,10 +201,13 @@ export async function createAzureTarget(options: TargetOptions): Promise<Target>
       expiresAt: recommendedExpiresAt,
     });
   }
+  const { readComputeCapacity } = await import("./computeCapacity.ts");
   return new AzureTarget({
     stackFactory: createPulumiStackFactory({ installPulumi: options.installPulumi ?? false, log: options.log }),
     createProgram,
     sshFrom: options.sshFrom!,
+    readCapacity: (regions) => readComputeCapacity(regions),
+    ...(options.costSummary ? { costSummary: options.costSummary } : {}),
     ...(options.backend ? { backendUrl: options.backend } : {}),
     ...(options.yes ? {} : { confirm: confirmOnTerminal }),
     resultsRoot: options.resultsRoot,

@@ -6,6 +6,9 @@ import { join } from "node:path";
 import type { Rehearsal } from "../azureTarget.ts";
 import { LiveRunError } from "../destroyRun.ts";
 import { parseFaults } from "./arm/faults.ts";
+import { parseCapacity } from "./arm/subscriptionCapacity.ts";
+import { readComputeCapacity, type HttpGet } from "../computeCapacity.ts";
+import { request } from "node:http";
 import type { Cloud } from "./arm/cloud.ts";
 import { RESOURCE_GROUP_TYPE } from "./arm/resourceId.ts";
 import { API_VERSIONS } from "./arm/typeRules.ts";
@@ -26,14 +29,38 @@ const DEFAULT_READY_TIMEOUT_S = 120;
  * 107 bytes). Its state survives a crash there; the run's state.json (runState.ts) names the folder,
  * and `latlab destroy` resumes it (resumeRehearsal).
  */
+/** The subscription's vCPU limits and restricted sizes for a rehearsal (JSON, see arm/subscriptionCapacity.ts). */
+export const CAPACITY_ENV = "LATLAB_EMULATOR_CAPACITY";
+
+/** An HttpGet that sends ARM URLs to the emulator's Unix socket (path and query only). */
+export function overSocket(socketPath: string): HttpGet {
+  return (url, init) =>
+    new Promise((resolve, reject) => {
+      const u = new URL(url);
+      const req = request({ socketPath, method: init.method, path: `${u.pathname}${u.search}`, headers: init.headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const status = res.statusCode ?? 0;
+          const text = Buffer.concat(chunks).toString("utf8");
+          resolve({ ok: status >= 200 && status < 300, status, text: async () => text });
+        });
+        res.on("error", reject);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+}
+
 export async function startRehearsal(runDir: string, log: (message: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<Rehearsal> {
   const faults = env[FAULTS_ENV] ? parseFaults(env[FAULTS_ENV]!, FAULTS_ENV) : [];
+  const capacity = env[CAPACITY_ENV] ? parseCapacity(env[CAPACITY_ENV]!, CAPACITY_ENV) : undefined;
   const delay = env[DELAY_ENV] !== undefined ? Number(env[DELAY_ENV]) : undefined;
   if (delay !== undefined && !(delay >= 0)) throw new Error(`${DELAY_ENV}: expected milliseconds, got "${env[DELAY_ENV]}"`);
   const ready = env[READY_TIMEOUT_ENV] !== undefined ? Number(env[READY_TIMEOUT_ENV]) : DEFAULT_READY_TIMEOUT_S;
   if (!(ready > 0)) throw new Error(`${READY_TIMEOUT_ENV}: expected seconds, got "${env[READY_TIMEOUT_ENV]}"`);
   const home = await mkdtemp(join(tmpdir(), "latlab-azemu-"));
-  const emulator = await startEmulator({ home, log, faults, ...(delay !== undefined ? { delays: { default: delay } } : {}) }).catch(async (e: unknown) => {
+  const emulator = await startEmulator({ home, log, faults, ...(capacity ? { capacity } : {}), ...(delay !== undefined ? { delays: { default: delay } } : {}) }).catch(async (e: unknown) => {
     await rm(home, { recursive: true, force: true });
     throw e;
   });
@@ -91,6 +118,8 @@ function rehearsalOf(emulator: RunningEmulator, runDir: string, readyTimeoutSeco
       delete: (name) => client.delete(`/subscriptions/${emulator.subscription}/resourceGroups/${name}`, API_VERSIONS.resources),
       resources: async (name) => groupResourceIds(emulator.cloud, name),
     },
+    // The same reader as for Azure, its requests answered by the emulator's socket: no network.
+    readCapacity: (regions) => readComputeCapacity(regions, { subscriptionId: emulator.subscription, token: async () => "rehearsal", http: overSocket(emulator.socketPath) }),
     facts: {
       emulatorSubscription: emulator.subscription,
       emulatorRunnerAddress: emulator.runnerAddress,
