@@ -154,6 +154,24 @@ describe("rehearsal with faults injected: one clear error, results on disk, noth
     }, 600_000);
   }
 
+  it("a quota the run does not fit: refused before anything is created, one message naming family, region, need and availability", async () => {
+    // ppg-vs-zone needs 8 standardDSv5Family vCPUs in eastus; this subscription allows 4.
+    const emulatorHomes = () => readdirSync(tmpdir()).filter((f) => f.startsWith("latlab-azemu-"));
+    const before = emulatorHomes();
+    const run = await rehearse("ppg-vs-zone", ["--quiet"], { LATLAB_EMULATOR_CAPACITY: JSON.stringify({ limits: { standardDSv5Family: 4 } }) });
+    expect(run.code).toBe(1);
+    expect(run.results.status).toBe("failed");
+    expect(run.results.error).toContain("the subscription cannot hold this run");
+    expect(run.results.error).toMatch(/eastus: .*standardDSv5Family.* needed 8 .*available 4 \(limit 4, in use 0\)/);
+    expect(run.results.error).toContain("a limit of at least 8 is needed");
+    expect(run.ops.filter((o) => o.method === "PUT")).toEqual([]);
+    expect(run.results.teardown.status).toBe("ok");
+    // Refused before any key or state was written: nothing to destroy, and the emulator is gone.
+    expect(existsSync(join(run.dir, "azure-state.json"))).toBe(false);
+    expect(emulatorHomes().filter((h) => !before.includes(h))).toEqual([]);
+    expect(spawnSync("ps", ["-eo", "args"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes(run.dir))).toEqual([]);
+  }, 600_000);
+
   it("a delete refused once with 409 Conflict: the destroy is tried again and the run ends clean", async () => {
     const faults = [{ kind: "delete-conflict", type: "Microsoft.Network/networkSecurityGroups", times: 1 }];
     const run = await rehearse("ppg-vs-zone", [], { LATLAB_EMULATOR_FAULTS: JSON.stringify(faults) });

@@ -487,6 +487,29 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(open.fake.calls).toEqual([]);
   });
 
+  it("a subscription whose quota cannot hold the run: refused before any key, state or stack, naming family, region, need and availability", async () => {
+    const usages = (limit: number) => [
+      { name: { value: "cores", localizedValue: "Total Regional vCPUs" }, currentValue: 0, limit: 100 },
+      { name: { value: "standardDSv5Family", localizedValue: "Standard DSv5 Family vCPUs" }, currentValue: 2, limit },
+    ];
+    const sku = (region: string) => ({ resourceType: "virtualMachines", name: "Standard_D2s_v5", family: "standardDSv5Family", locations: [region], locationInfo: [{ location: region, zones: ["1", "2", "3"] }], restrictions: [] });
+    const regions: string[][] = [];
+    const short = setup({}, { readCapacity: async (r) => (regions.push([...r]), { usages: Object.fromEntries(r.map((x) => [x, usages(4)])), skus: Object.fromEntries(r.map((x) => [x, [sku(x)]])) }) });
+    const err = (await short.target.up(plan, short.ctx).catch((e: unknown) => e)) as Error;
+    expect(err.message).toContain("the subscription cannot hold this run");
+    expect(err.message).toMatch(/needed 8 .*available 2 \(limit 4, in use 2\)/);
+    expect(regions).toEqual([[plan.deployments[0]!.hosts[0]!.region]]);
+    expect(short.fake.calls).toEqual([]);
+    expect(existsSync(short.stateDir)).toBe(false);
+
+    // Enough quota: the confirmation shows the cost the preflight computed.
+    const summaries: string[] = [];
+    const enough = setup({}, { costSummary: "$0.404/h: about $0.12 for the expected 0.3 h", readCapacity: async (r) => ({ usages: Object.fromEntries(r.map((x) => [x, usages(100)])), skus: Object.fromEntries(r.map((x) => [x, [sku(x)]])) }), confirm: async (s) => (summaries.push(s), false) });
+    await expect(enough.target.up(plan, enough.ctx)).rejects.toThrow(/not confirmed/);
+    expect(summaries[0]).toContain("\n  cost: $0.404/h: about $0.12 for the expected 0.3 h");
+    expect(enough.lines.join("\n")).toMatch(/quotas and sizes ok — vCPUs: \S+ standardDSv5Family 8/);
+  });
+
   it("an expiresAt the program's checkTtl would refuse is refused by the target first, naming the times; nothing is created", async () => {
     const createdAt = new Date("2026-01-01T12:00:00Z");
     const { target, fake, ctx, stateDir } = setup({}, { now: () => createdAt, expiresAt: (_p, c) => new Date(c.getTime() + 3600_000) });
