@@ -6,17 +6,24 @@
  *   npm run prices:snapshot                          query the API (needs prices.azure.com)
  *   npm run prices:snapshot -- --from-recorded DIR --recorded-at YYYY-MM-DD
  *                                                    the same from saved API pages, offline
+ *   npm run prices:snapshot -- --from-karpenter-table FILE --origin TEXT
+ *                                                    the same from the price table Azure's Karpenter
+ *                                                    provider generates from the API (its
+ *                                                    pkg/providers/pricing/zz_generated.pricing.go);
+ *                                                    --origin names repository, commit and path
  *   options: --out FILE (default: the bundled snapshot)
  *
  * Recorded pages are JSON files, each a page as the API returns it ({ Items, NextPageLink, … });
  * DIR/README.md should say where they came from: its first paragraph goes into the snapshot.
  */
 import { readFileSync, readdirSync, writeFileSync, existsSync } from "node:fs";
+import { parseArgs as parseCliArgs } from "node:util";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { REGIONS, VM_SIZES } from "../src/targets/azure/capabilities.ts";
-import { generatePriceSnapshot, recordedRetailApi, type FetchLike, type PriceSnapshot } from "../src/targets/azure/prices.ts";
+import { generatePriceSnapshot, loadPriceSnapshot, recordedRetailApi, snapshotFromTable, type FetchLike, type PriceSnapshot } from "../src/targets/azure/prices.ts";
+import { parseKarpenterPriceTable } from "./karpenterPriceTable.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 export const DEFAULT_OUT = join(ROOT, "src/targets/azure/prices.snapshot.json");
@@ -29,26 +36,39 @@ const ArgsSchema = z
       .string()
       .regex(/^\d{4}-\d{2}-\d{2}(T[\d:.]+Z)?$/, "--recorded-at takes a date, YYYY-MM-DD")
       .optional(),
+    fromKarpenterTable: z.string().min(1).optional(),
+    origin: z.string().min(1).optional(),
     out: z.string().min(1).default(DEFAULT_OUT),
     help: z.boolean().default(false),
   })
   .refine((a) => !a.fromRecorded || a.recordedAt, { message: "--from-recorded needs --recorded-at YYYY-MM-DD (when the pages were fetched from the API)" })
-  .refine((a) => a.fromRecorded || !a.recordedAt, { message: "--recorded-at goes with --from-recorded" });
+  .refine((a) => a.fromRecorded || !a.recordedAt, { message: "--recorded-at goes with --from-recorded" })
+  .refine((a) => !(a.fromRecorded && a.fromKarpenterTable), { message: "--from-recorded and --from-karpenter-table exclude each other" })
+  .refine((a) => !a.fromKarpenterTable || a.origin, { message: "--from-karpenter-table needs --origin (repository, commit and path of the table)" })
+  .refine((a) => a.fromKarpenterTable || !a.origin, { message: "--origin goes with --from-karpenter-table" });
 export type Args = z.infer<typeof ArgsSchema>;
 
 export function parseArgs(argv: readonly string[]): Args {
-  const raw: Record<string, unknown> = {};
-  const names: Record<string, string> = { "--from-recorded": "fromRecorded", "--recorded-at": "recordedAt", "--out": "out" };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--help" || arg === "-h") raw.help = true;
-    else if (Object.hasOwn(names, arg)) {
-      const value = argv[++i];
-      if (value === undefined || value.startsWith("--")) throw new Error(`${arg} needs a value`);
-      raw[names[arg]!] = value;
-    } else throw new Error(`unknown argument: ${arg} (see --help)`);
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseCliArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        "from-recorded": { type: "string" },
+        "recorded-at": { type: "string" },
+        "from-karpenter-table": { type: "string" },
+        origin: { type: "string" },
+        out: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (e) {
+    throw new Error(`${(e as Error).message} (see --help)`);
   }
-  const parsed = ArgsSchema.safeParse(raw);
+  const camel = Object.fromEntries(Object.entries(values).map(([k, v]) => [k.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()), v]));
+  const parsed = ArgsSchema.safeParse(camel);
   if (!parsed.success) throw new Error(parsed.error.issues.map((i) => i.message).join("; "));
   return parsed.data;
 }
@@ -96,6 +116,21 @@ export async function run(argv: readonly string[], options: RunOptions = {}): Pr
   const invokedAs = options.invokedAs ?? (process.env.npm_lifecycle_event === "prices:snapshot" ? "npm run prices:snapshot" : "node scripts/updatePriceSnapshot.ts");
   const command = [invokedAs, ...(argv.length && invokedAs.startsWith("npm ") ? ["--"] : []), ...argv].join(" ");
   const now = options.now ?? new Date();
+  if (args.fromKarpenterTable) {
+    const table = parseKarpenterPriceTable(readFileSync(args.fromKarpenterTable, "utf8"), args.fromKarpenterTable);
+    const snapshot = snapshotFromTable({
+      prices: table.prices,
+      generatedAt: table.generatedAt,
+      origin: args.origin!,
+      regions: Object.keys(REGIONS),
+      sizes: Object.keys(VM_SIZES),
+      // The table has VMs only: public IP prices stay as the current snapshot has them.
+      publicIps: loadPriceSnapshot(existsSync(args.out) ? args.out : DEFAULT_OUT).publicIpStandardStatic,
+      command,
+      now,
+    });
+    return write(snapshot, args.out, log, `from the table of ${table.generatedAt}`);
+  }
   let fetchFn = options.fetchFn ?? ((url: string) => fetch(url));
   let recorded: { dir: string; pages: number; origin: string } | undefined;
   if (args.fromRecorded) {
@@ -113,11 +148,15 @@ export async function run(argv: readonly string[], options: RunOptions = {}): Pr
     generatedAt: now.toISOString(),
     ...(recorded ? { recorded } : {}),
   });
-  writeFileSync(args.out, `${JSON.stringify(snapshot, null, 2)}\n`);
+  return write(snapshot, args.out, log, recorded ? `from ${recorded.pages} recorded pages` : "");
+}
+
+function write(snapshot: PriceSnapshot, out: string, log: (line: string) => void, how: string): { snapshot: PriceSnapshot; out: string } {
+  writeFileSync(out, `${JSON.stringify(snapshot, null, 2)}\n`);
   const priced = Object.values(snapshot.vm).reduce((n, sizes) => n + Object.keys(sizes).length, 0);
-  log(`wrote ${args.out}: ${priced} VM prices, ${Object.keys(snapshot.publicIpStandardStatic.byRegion).length} public IP prices${recorded ? ` from ${recorded.pages} recorded pages` : ""}`);
+  log(`wrote ${out}: ${priced} VM prices, ${Object.keys(snapshot.publicIpStandardStatic.byRegion).length} public IP prices by region${how ? ` ${how}` : ""}`);
   if (snapshot.notFound?.length) log(`no price (estimates needing them say UNKNOWN): ${snapshot.notFound.length}: ${snapshot.notFound.join(", ")}`);
-  return { snapshot, out: args.out };
+  return { snapshot, out };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

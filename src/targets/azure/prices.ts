@@ -33,10 +33,15 @@ export const SnapshotProvenanceSchema = z.object({
   command: z.string().min(1),
   apiUrl: z.string().url(),
   apiVersion: z.string().min(1),
-  /** live = this command queried the API; recorded = it read saved API pages (--from-recorded). */
-  mode: z.enum(["live", "recorded"]),
+  /**
+   * live = this command queried the API; recorded = it read saved API pages (--from-recorded);
+   * table = it read a price table another generator made from the API (--from-karpenter-table).
+   */
+  mode: z.enum(["live", "recorded", "table"]),
   /** For recorded: the folder, how many pages, and what its README says they are. */
   recorded: z.object({ dir: z.string(), pages: z.number().int().nonnegative(), origin: z.string() }).optional(),
+  /** For table: which file of which repository at which commit, and when its generator read the API. */
+  table: z.object({ origin: z.string().min(1), generatedAt: z.string().min(1) }).optional(),
   /** When the command ran (fetchedAt is when the prices were read from the API). */
   generatedAt: z.string().min(1),
   /** The OData filters asked, one VM query and one public IP query per region. */
@@ -584,5 +589,62 @@ export function recordedRetailApi(pages: readonly unknown[], pageSize = 1000): F
     next?.searchParams.set("$skip", String(skip + pageSize));
     const body = { BillingCurrency: "USD", CustomerEntityId: "Default", CustomerEntityType: "Retail", Items: matching.slice(skip, skip + pageSize), NextPageLink: next?.href ?? null, Count: Math.min(pageSize, Math.max(0, matching.length - skip)) };
     return { ok: true, status: 200, json: async () => body };
+  };
+}
+
+/** The filters Azure's Karpenter provider asks the Retail Prices API per region (pkg/providers/pricing/pricing.go, FetchPricing). */
+export const KARPENTER_FILTER = "priceType eq 'Consumption' and currencyCode eq 'USD' and serviceFamily eq 'Compute' and serviceName eq 'Virtual Machines' and armRegionName eq '<region>'";
+
+export interface TableSnapshotOptions {
+  /** region → armSkuName → USD per hour, as the table holds them. */
+  prices: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** When the table's generator read the API. */
+  generatedAt: string;
+  /** Repository, commit and path of the table. */
+  origin: string;
+  regions: readonly string[];
+  sizes: readonly string[];
+  /** Public IP prices are not in the table: they are kept from this snapshot, with their own basis. */
+  publicIps: PriceSnapshot["publicIpStandardStatic"];
+  command: string;
+  now: Date;
+}
+
+/**
+ * A snapshot from a price table made from the Retail Prices API by another generator (Azure's
+ * Karpenter provider's prices_gen: Linux pay-as-you-go, Windows, Spot and Low Priority left out):
+ * dated by that generator's run, every figure saying where it comes from, missing ones listed.
+ */
+export function snapshotFromTable(options: TableSnapshotOptions): PriceSnapshot {
+  const vm: PriceSnapshot["vm"] = {};
+  const notFound: string[] = [];
+  const via = `Azure Retail Prices API row (Consumption, USD, Linux: not Windows, Spot or Low Priority) of ${options.generatedAt}, as tabulated in ${options.origin}`;
+  for (const region of options.regions) {
+    const table = Object.hasOwn(options.prices, region) ? options.prices[region]! : {};
+    for (const size of options.sizes) {
+      const price = Object.hasOwn(table, size) ? table[size] : undefined;
+      if (price === undefined) notFound.push(`${size} in ${region}`);
+      else (vm[region] ??= {})[size] = { usdPerHour: price, basis: "api", source: via };
+    }
+  }
+  return {
+    fetchedAt: options.generatedAt,
+    source:
+      `Snapshot made by \`${options.command}\` from the price table ${options.origin}, which Azure's Karpenter provider generated from ${RETAIL_PRICES_URL} on ${options.generatedAt} ` +
+      `(its hack/code/prices_gen, filter ${KARPENTER_FILTER}); not fetched by latlab itself (prices.azure.com was not reachable where it was made). Public IP prices: kept from the previous snapshot, each with its own source. Regenerate from the API itself with \`npm run prices:snapshot\`.`,
+    currency: "USD",
+    note: "Linux pay-as-you-go, USD per hour. Sizes and regions the table has no price for are in notFound and have none here: estimates that need them say UNKNOWN.",
+    generatedBy: {
+      command: options.command,
+      apiUrl: RETAIL_PRICES_URL,
+      apiVersion: RETAIL_PRICES_API_VERSION,
+      mode: "table",
+      table: { origin: options.origin, generatedAt: options.generatedAt },
+      generatedAt: options.now.toISOString(),
+      filters: options.regions.map((r) => KARPENTER_FILTER.replace("<region>", r)),
+    },
+    notFound,
+    vm,
+    publicIpStandardStatic: options.publicIps,
   };
 }

@@ -4,7 +4,7 @@ import { loadExperiment } from "../../../../src/cli/loadExperiment.ts";
 import { buildPlan } from "../../../../src/plan/buildPlan.ts";
 import { azurePlanOptions, parseDurationConfig, planAndSettingsFromConfig, runAzureEntry, runIdFromStack, type ConfigSource } from "../../../../src/targets/azure/entryConfig.ts";
 import { azurePlanReport, listAzureResources, offlineSettings } from "../../../../src/targets/azure/listing.ts";
-import { PUBLIC_IP_METER, type FetchLike } from "../../../../src/targets/azure/prices.ts";
+import { loadPriceSnapshot, PUBLIC_IP_METER, type FetchLike } from "../../../../src/targets/azure/prices.ts";
 import { AzureValidationError, validateAzureRun, worstCaseRun } from "../../../../src/targets/azure/validateAzure.ts";
 import { CREATED_AT, SEED, SSH_FROM, clientPublicKey, planOf } from "./helpers.ts";
 
@@ -57,14 +57,16 @@ describe("latlab plan <name> --target azure --json (azurePlanReport)", () => {
       return { ok: true, status: 200, json: async () => ({ Items: items, NextPageLink: null }) };
     };
     // Offline the cost is UNKNOWN: a deploy is refused without --max-cost, and goes under the user's own cap with a note.
-    const offline = await azurePlanReport(plan, { fetchFn: noNetwork });
+    // A snapshot without these prices (the bundled one has them all).
+    const snapshot = { ...loadPriceSnapshot(), vm: {} };
+    const offline = await azurePlanReport(plan, { fetchFn: noNetwork, snapshot });
     expect(offline.cost.missing).toHaveLength(2);
     expect(offline.cost.known).toBe(false);
     expect(offline.refusals[0]!.message).toMatch(/Standard_B1ms in ukwest/);
-    const capped = await azurePlanReport(plan, { fetchFn: noNetwork, maxCostUsd: 10 });
+    const capped = await azurePlanReport(plan, { fetchFn: noNetwork, snapshot, maxCostUsd: 10 });
     expect(capped.refusals).toEqual([]);
     expect(capped.costNotes.join(" ")).toMatch(/UNKNOWN|unknown/);
-    const live = await azurePlanReport(plan, { fetchFn, livePrices: true, maxCostUsd: 10 });
+    const live = await azurePlanReport(plan, { fetchFn, snapshot, livePrices: true, maxCostUsd: 10 });
     expect(urls).toHaveLength(2);
     expect(live.livePrices).toEqual({ used: true, notFound: [] });
     expect(live.cost.missing).toEqual([]);

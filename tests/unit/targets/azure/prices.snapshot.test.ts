@@ -152,7 +152,7 @@ describe("scripts/updatePriceSnapshot.ts (npm run prices:snapshot)", () => {
     expect(s.vm).toEqual({ uksouth: { Standard_D3_v2: expect.objectContaining({ usdPerHour: 0.293, basis: "api" }) }, ukwest: { Standard_D3_v2: expect.objectContaining({ usdPerHour: 0.31 }) } });
     expect(s.notFound).toHaveLength(Object.keys(REGIONS).length * (Object.keys(VM_SIZES).length + 1) - 3);
     expect(s.notFound).toContain("Standard_D2s_v5 in eastus");
-    expect(lines[0]).toMatch(/: 2 VM prices, 1 public IP prices from 2 recorded pages$/);
+    expect(lines[0]).toMatch(/: 2 VM prices, 1 public IP prices by region from 2 recorded pages$/);
     expect(lines[1]).toMatch(/^no price \(estimates needing them say UNKNOWN\)/);
   });
 
@@ -160,8 +160,8 @@ describe("scripts/updatePriceSnapshot.ts (npm run prices:snapshot)", () => {
     expect(() => parseArgs(["--from-recorded", "x"])).toThrow(/needs --recorded-at/);
     expect(() => parseArgs(["--recorded-at", "2026-01-01"])).toThrow(/goes with --from-recorded/);
     expect(() => parseArgs(["--from-recorded", "x", "--recorded-at", "yesterday"])).toThrow(/takes a date/);
-    expect(() => parseArgs(["--live"])).toThrow(/unknown argument/);
-    expect(() => parseArgs(["--out"])).toThrow(/needs a value/);
+    expect(() => parseArgs(["--live"])).toThrow(/Unknown option '--live'/);
+    expect(() => parseArgs(["--out"])).toThrow(/argument missing/);
     expect(parseArgs([]).out).toMatch(/src\/targets\/azure\/prices\.snapshot\.json$/);
   });
 });
