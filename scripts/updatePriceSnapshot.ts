@@ -21,8 +21,8 @@ import { parseArgs as parseCliArgs } from "node:util";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { REGIONS, VM_SIZES } from "../src/targets/azure/capabilities.ts";
-import { generatePriceSnapshot, loadPriceSnapshot, recordedRetailApi, snapshotFromTable, type FetchLike, type PriceSnapshot } from "../src/targets/azure/prices.ts";
+import { REGIONS, VM_SIZES } from "../src/targets/azure/catalog/capabilities.ts";
+import { generatePriceSnapshot, loadPriceSnapshot, recordedRetailApi, snapshotFromTable, type FetchLike, type PriceSnapshot } from "../src/targets/azure/catalog/prices.ts";
 import { parseKarpenterPriceTable } from "./karpenterPriceTable.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));

@@ -201,7 +201,7 @@ export async function main(argv: string[]): Promise<number> {
         return;
       }
       // Offline: the Pulumi program under mocks, no credentials, nothing created.
-      const { azurePlanReport } = await import("../targets/azure/listing.ts");
+      const { azurePlanReport } = await import("../targets/azure/program/listing.ts");
       const report = await azurePlanReport(plan, { livePrices: Boolean(opts.livePrices), ...(opts.maxCost !== undefined ? { maxCostUsd: opts.maxCost } : {}) });
       const { formatAzureReport } = await import("../report/azurePlanText.ts");
       process.stdout.write(opts.json ? `${JSON.stringify({ plan, azure: report }, null, 2)}\n` : `${formatPlan(plan)}\n\n${formatAzureReport(report)}\n`);
@@ -218,9 +218,9 @@ export async function main(argv: string[]): Promise<number> {
     .argument("<runId|dir>", "the run id (its state folder, or a folder under results/) or the run's results folder")
     .option("--install-pulumi", "let latlab install the Pulumi CLI if it is missing")
     .action(async (ref: string, opts: { installPulumi?: boolean }) => {
-      const { destroyRun } = await import("../targets/azure/destroyRun.ts");
-      const { createPulumiStackFactory } = await import("../targets/azure/stack.ts");
-      const { formatLeft } = await import("../targets/azure/teardown.ts");
+      const { destroyRun } = await import("../targets/azure/lifecycle/destroyRun.ts");
+      const { createPulumiStackFactory } = await import("../targets/azure/lifecycle/stack.ts");
+      const { formatLeft } = await import("../targets/azure/lifecycle/teardown.ts");
       const log = (m: string) => process.stderr.write(`${m}\n`);
       const report = await destroyRun(ref, { resultsRoot: resolve("results"), stackFactory: createPulumiStackFactory({ installPulumi: Boolean(opts.installPulumi), log }), log });
       process.stdout.write(`teardown: ${report.status}${report.errors.length ? `\n  ${report.errors.join("\n  ")}` : ""}\n${formatLeft(report)}\n`);
@@ -233,7 +233,7 @@ export async function main(argv: string[]): Promise<number> {
     .option("--delete", "delete the expired groups (default: only list them)")
     .option("--subscription <id>", "Azure subscription (default: AZURE_SUBSCRIPTION_ID or ARM_SUBSCRIPTION_ID)")
     .action(async (opts: { delete?: boolean; subscription?: string }) => {
-      const { createAzureResourceGroupsClient, sweep } = await import("../targets/azure/sweeper.ts");
+      const { createAzureResourceGroupsClient, sweep } = await import("../targets/azure/lifecycle/sweeper.ts");
       const log = (m: string) => process.stderr.write(`${m}\n`);
       const report = await sweep({ client: await createAzureResourceGroupsClient(opts.subscription), now: new Date(), delete: Boolean(opts.delete), log });
       for (const g of report.groups) process.stdout.write(`${g.name}\t${g.state}\t${g.expiresAt ?? "unknown expiry"}\n`);

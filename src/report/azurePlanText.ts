@@ -1,6 +1,6 @@
-import type { AzurePlanReport } from "../targets/azure/listing.ts";
-import { costSummary } from "../targets/azure/prices.ts";
-import { formatVcpuNeeds } from "../targets/azure/quota.ts";
+import type { AzurePlanReport } from "../targets/azure/program/listing.ts";
+import { costSummary } from "../targets/azure/catalog/prices.ts";
+import { formatVcpuNeeds } from "../targets/azure/catalog/quota.ts";
 
 const typeName = (type: string) => type.split(":").pop() ?? type;
 

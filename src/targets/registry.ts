@@ -59,11 +59,11 @@ export const targets: Record<string, TargetFactory> = {
   azure: {
     description: "Azure VMs through Pulumi (costs money; needs the Pulumi CLI and Azure credentials)",
     async preflight(plan, options) {
-      const { azurePreflight } = await import("./azure/preflight.ts");
+      const { azurePreflight } = await import("./azure/lifecycle/preflight.ts");
       await azurePreflight(plan, options);
     },
     async create(options) {
-      const { createAzureTarget } = await import("./azure/preflight.ts");
+      const { createAzureTarget } = await import("./azure/lifecycle/preflight.ts");
       return createAzureTarget(options);
     },
   },

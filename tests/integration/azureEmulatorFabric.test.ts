@@ -20,7 +20,7 @@ import type { NodeSSH } from "node-ssh";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/targets/azure/emulator/emulator.ts";
 import { ArmClient } from "../../src/targets/azure/emulator/provider/armClient.ts";
-import { AZURE_READY_COMMAND } from "../../src/targets/azure/probe.ts";
+import { AZURE_READY_COMMAND } from "../../src/targets/azure/access/probe.ts";
 import { execCommand } from "../../src/targets/local/exec.ts";
 import { armIds, createVm, hostKey, namespaces, nsgBody, processesMentioning, N, R, rsaKey, run, shellQuote, sshConnect, sshRun, type KeyPair, type SecurityRule } from "./azureEmulatorHelpers.ts";
 

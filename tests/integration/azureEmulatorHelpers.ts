@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { NodeSSH } from "node-ssh";
 import { API_VERSIONS } from "../../src/targets/azure/emulator/arm/typeRules.ts";
 import { ArmClient } from "../../src/targets/azure/emulator/provider/armClient.ts";
-import { customData } from "../../src/targets/azure/cloudInit.ts";
+import { customData } from "../../src/targets/azure/program/cloudInit.ts";
 import { execCommand } from "../../src/targets/local/exec.ts";
 import { parseNetnsList } from "../../src/targets/local/names.ts";
 

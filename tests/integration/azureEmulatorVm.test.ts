@@ -11,8 +11,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { customData } from "../../src/targets/azure/cloudInit.ts";
-import { AZURE_PROBE_COMMAND, AZURE_READY_COMMAND, IMDS_COMPUTE_FETCH, parseAzureProbe } from "../../src/targets/azure/probe.ts";
+import { customData } from "../../src/targets/azure/program/cloudInit.ts";
+import { AZURE_PROBE_COMMAND, AZURE_READY_COMMAND, IMDS_COMPUTE_FETCH, parseAzureProbe } from "../../src/targets/azure/access/probe.ts";
 import { bootVm, stopVm, type BootedVm } from "../../src/targets/azure/emulator/vm/bootVm.ts";
 import { execCommand } from "../../src/targets/local/exec.ts";
 import { namespacePids } from "../../src/targets/local/namespaceProcesses.ts";

@@ -1,6 +1,6 @@
 /**
  * latlab as an ordinary Pulumi project (Pulumi.yaml at the repository's root, entry
- * src/targets/azure/azureEntry.ts), driven by the real Pulumi CLI (v3.259.0, built by
+ * src/targets/azure/program/azureEntry.ts), driven by the real Pulumi CLI (v3.259.0, built by
  * shared/tools/pulumi/install.sh) against latlab's Azure emulator: the emulator's
  * `pulumi-resource-azure-native` first on PATH, a file backend, PULUMI_HOME and the stack's
  * config in a temp folder (the stack's config file never lands in the repository: every command
@@ -20,7 +20,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TYPES } from "../../src/targets/azure/emulator/arm/typeRules.ts";
 import { PLUGIN_BIN_DIR, startEmulator, type RunningEmulator } from "../../src/targets/azure/emulator/emulator.ts";
-import { AZURE_READY_COMMAND } from "../../src/targets/azure/probe.ts";
+import { AZURE_READY_COMMAND } from "../../src/targets/azure/access/probe.ts";
 import { execCommand, type ExecResult } from "../../src/targets/local/exec.ts";
 import { namespaces, processesMentioning, rsaKey, run, sshConnect, sshRun, type KeyPair } from "./azureEmulatorHelpers.ts";
 import { pulumiBinDir } from "./pulumiCli.ts";

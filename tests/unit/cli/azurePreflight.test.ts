@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
-import { confirmOnTerminal, LISTING_MAX_BUFFER, listingArgs, listingFailure } from "../../../src/targets/azure/preflight.ts";
+import { confirmOnTerminal, LISTING_MAX_BUFFER, listingArgs, listingFailure } from "../../../src/targets/azure/lifecycle/preflight.ts";
 
 // (Here rather than in tests/unit/targets: what the CLI's run hands the Azure preflight.)
 describe("the offline listing subprocess", () => {

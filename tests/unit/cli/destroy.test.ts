@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../../src/cli/main.ts";
-import { writeRunState } from "../../../src/targets/azure/destroyRun.ts";
+import { writeRunState } from "../../../src/targets/azure/lifecycle/destroyRun.ts";
 import { tempDirs } from "../../tempDirs.ts";
 
 const tempDir = tempDirs();

@@ -1,4 +1,4 @@
-import { PACKAGES } from "../cloudInit.ts";
+import { PACKAGES } from "../program/cloudInit.ts";
 
 /**
  * What this machine needs to play Azure: nftables (NSGs and public-address NAT), sudo (the

@@ -1,10 +1,10 @@
 import { defineExperiment, type ExperimentInput } from "../../../../src/index.ts";
 import { buildPlan } from "../../../../src/plan/buildPlan.ts";
 import type { Plan } from "../../../../src/plan/types.ts";
-import { deriveHostKeys, throwawayRsaPublicKey } from "../../../../src/targets/azure/hostKeys.ts";
-import { hostName, type AzureSettings } from "../../../../src/targets/azure/types.ts";
+import { deriveHostKeys, throwawayRsaPublicKey } from "../../../../src/targets/azure/access/hostKeys.ts";
+import { hostName, type AzureSettings } from "../../../../src/targets/azure/program/types.ts";
 import type { Target } from "../../../../src/targets/target.ts";
-import { recommendedExpiresAt } from "../../../../src/targets/azure/validateAzure.ts";
+import { recommendedExpiresAt } from "../../../../src/targets/azure/catalog/validateAzure.ts";
 
 export const CREATED_AT = new Date("2026-11-21T10:00:00Z");
 export const SSH_FROM = "198.51.100.7/32";
@@ -54,7 +54,7 @@ export function withHost(plan: Plan, variant: string, role: string, change: Part
 /** Every experiments/*.ts, planned as `--target azure` would; those that do not load yet (being written) carry their error. */
 export async function shippedExperimentPlans(): Promise<{ file: string; name: string; plan?: Plan; error?: string }[]> {
   const { listExperimentFiles, loadExperiment } = await import("../../../../src/cli/loadExperiment.ts");
-  const { azurePlanOptions } = await import("../../../../src/targets/azure/entryConfig.ts");
+  const { azurePlanOptions } = await import("../../../../src/targets/azure/program/entryConfig.ts");
   const out: { file: string; name: string; plan?: Plan; error?: string }[] = [];
   for (const file of listExperimentFiles()) {
     const name = file.split("/").pop()!.replace(/\.[^.]+$/, "");

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { regionCapability, sizeCapability, VM_SIZES } from "../../capabilities.ts";
+import { regionCapability, sizeCapability, VM_SIZES } from "../../catalog/capabilities.ts";
 import { ArmError } from "./armError.ts";
 import type { CloudView } from "./cloud.ts";
 

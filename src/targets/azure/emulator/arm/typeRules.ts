@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { cidrContains, cidrOverlaps, intToIp, ipToInt, parseCidr, type Cidr } from "../../../local/names.ts";
-import { regionCapability, sizeCapability, RESERVED_ADMIN_NAMES } from "../../capabilities.ts";
+import { regionCapability, sizeCapability, RESERVED_ADMIN_NAMES } from "../../catalog/capabilities.ts";
 import { checkVmCapacity, CapacitySchema, type Capacity } from "./subscriptionCapacity.ts";
 import { ArmError } from "./armError.ts";
 import type { CloudView, StoredResource, TypeRules } from "./cloud.ts";

@@ -4,7 +4,7 @@ import { Cloud, type CloudSnapshot } from "../../../../../src/targets/azure/emul
 import type { Fault } from "../../../../../src/targets/azure/emulator/arm/faults.ts";
 import { API_VERSIONS, createTypeRules, type SchemaCheck } from "../../../../../src/targets/azure/emulator/arm/typeRules.ts";
 import { capacityRoute, parseCapacity, skusOf, usagesOf, type Capacity } from "../../../../../src/targets/azure/emulator/arm/subscriptionCapacity.ts";
-import { checkCapacity, ResourceSkuListSchema, UsageListSchema, type RegionNeed } from "../../../../../src/targets/azure/quota.ts";
+import { checkCapacity, ResourceSkuListSchema, UsageListSchema, type RegionNeed } from "../../../../../src/targets/azure/catalog/quota.ts";
 import { validateArmBodyForArmType } from "../../../../../src/targets/azure/emulator/spec/armSpec.ts";
 
 const SUB = "00000000-0000-4000-8000-000000000001";

@@ -3,7 +3,7 @@ import { parseFaults } from "../../../../../src/targets/azure/emulator/arm/fault
 import { formatResourceId, parseResourceId, references } from "../../../../../src/targets/azure/emulator/arm/resourceId.ts";
 import { nsgRuleset, nsgRulesOf } from "../../../../../src/targets/azure/emulator/fabric/nsgRuleset.ts";
 import { macForLink, natRuleset, subnetGateway, vnetTransit } from "../../../../../src/targets/azure/emulator/fabric/vnetRuleset.ts";
-import { addressLayout, addressPlan } from "../../../../../src/targets/azure/network.ts";
+import { addressLayout, addressPlan } from "../../../../../src/targets/azure/program/network.ts";
 import { buildPlan } from "../../../../../src/plan/buildPlan.ts";
 import { defineExperiment } from "../../../../../src/dsl/experiment.ts";
 

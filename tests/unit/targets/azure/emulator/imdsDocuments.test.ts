@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Cloud } from "../../../../../src/targets/azure/emulator/arm/cloud.ts";
 import { API_VERSIONS, createTypeRules } from "../../../../../src/targets/azure/emulator/arm/typeRules.ts";
 import { imdsDocuments } from "../../../../../src/targets/azure/emulator/fabric/fabric.ts";
-import { parseAzureProbe } from "../../../../../src/targets/azure/probe.ts";
+import { parseAzureProbe } from "../../../../../src/targets/azure/access/probe.ts";
 
 /**
  * The IMDS compute document the emulator serves inside a VM (fabric.ts imdsDocuments, from what

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { customData } from "../../../../../../src/targets/azure/cloudInit.ts";
-import { deriveHostKeys } from "../../../../../../src/targets/azure/hostKeys.ts";
+import { customData } from "../../../../../../src/targets/azure/program/cloudInit.ts";
+import { deriveHostKeys } from "../../../../../../src/targets/azure/access/hostKeys.ts";
 import {
   AZURE_DATASOURCE,
   BootScriptSchema,

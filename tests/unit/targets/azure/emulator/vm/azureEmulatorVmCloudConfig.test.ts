@@ -1,7 +1,7 @@
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { PACKAGES, READY_MARKER, cloudConfig, customData } from "../../../../../../src/targets/azure/cloudInit.ts";
-import { deriveHostKeys } from "../../../../../../src/targets/azure/hostKeys.ts";
+import { PACKAGES, READY_MARKER, cloudConfig, customData } from "../../../../../../src/targets/azure/program/cloudInit.ts";
+import { deriveHostKeys } from "../../../../../../src/targets/azure/access/hostKeys.ts";
 import { CloudConfigError, DEFAULT_GENKEYTYPES, parseCloudConfigText, parseCustomData } from "../../../../../../src/targets/azure/emulator/vm/cloudConfig.ts";
 
 const SEED = "test-seed-0123456789abcdef0123456789abcdef";

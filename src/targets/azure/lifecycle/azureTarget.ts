@@ -1,0 +1,536 @@
+import { writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { Plan } from "../../../plan/types.ts";
+import type { ShapingStatus, TeardownReport } from "../../../results/schema.ts";
+import type { Environment, HostEndpoint, Target, TargetContext } from "../../target.ts";
+import { createPassphrase, destroyCommand, statePath, workspaceDir, writeRunState, type AzureRunState } from "./destroyRun.ts";
+import { generateRunKeys, removeRunKeys, type RunKeys } from "../access/keys.ts";
+import type { ComputeCapacity } from "../catalog/computeCapacity.ts";
+import { checkCapacity, formatVcpuNeeds, vcpuNeeds } from "../catalog/quota.ts";
+import { azureReadyAndProbe } from "../access/probe.ts";
+import { PULUMI_CLI_VERSION } from "./pulumiVersion.ts";
+import { azureRunGroups, type RunGroups } from "./runGroups.ts";
+import { makeStateDir, runStateDir, writePointer } from "./runState.ts";
+import { PROJECT_NAME, stackNameFor, summarizeCommandError, type PulumiProgram, type StackDriver, type StackFactory } from "./stack.ts";
+import { leftRecord, lineBuffer, tearDownStack } from "./teardown.ts";
+import { AzureOutputsSchema, hostName, namePrefix, type AzureOutputs, type AzureSettings } from "../program/types.ts";
+import { checkTtl, recommendedExpiresAt } from "../catalog/validateAzure.ts";
+
+/** What `createProgram` from ./program.ts looks like (injected: tests use a stub). */
+export type ProgramFactory = (plan: Plan, settings: AzureSettings) => PulumiProgram;
+
+/**
+ * A rehearsal: latlab's ARM emulator plays Azure for this run (`--rehearse`). Started at up()
+ * before anything else, stopped at down() after the destroy.
+ */
+export interface Rehearsal {
+  /** The emulator's folder: its ARM state survives a crash there, for `latlab destroy` to resume. */
+  emulatorHome: string;
+  /** The runner's address as the emulated VMs see it: what `--ssh-from` would be. */
+  sshFrom: string;
+  /** The VNet address space the emulator hosts. */
+  addressSpace: string;
+  /** Environment of the Pulumi CLI: the emulator's provider plugin first on PATH, its socket. */
+  env: Record<string, string>;
+  /** How long a host may take to be ready (cloud-init done); emulated VMs boot in seconds. */
+  readyTimeoutSeconds: number;
+  facts: Record<string, string>;
+  /** Is this an address the emulator handed out? A host anywhere else means the deploy did not go to the emulator. */
+  owns(address: string): boolean;
+  /** Deletes a resource group through the emulator's ARM (latlab destroy's fallback); resolves when it is gone. */
+  groups: RunGroups;
+  /** The emulated subscription's compute usages and SKUs, as Azure's APIs list them (the quota check reads them). */
+  readCapacity(regions: readonly string[]): Promise<ComputeCapacity>;
+  /** Stops the emulator. Anything still in its ARM state (what a destroy missed) is an error, and is removed. */
+  stop(): Promise<{ errors: string[]; removed: string[] }>;
+}
+export type RehearsalFactory = (runDir: string, log: (message: string) => void) => Promise<Rehearsal>;
+
+export interface AzureTargetOptions {
+  /**
+   * Reads the subscription's vCPU quotas and VM size restrictions in the plan's regions; the run
+   * is refused before anything is created when they cannot hold it. A rehearsal reads its
+   * emulator's instead. Absent (and no rehearsal): not checked.
+   */
+  readCapacity?: (regions: readonly string[]) => Promise<ComputeCapacity>;
+  /** The cost line the preflight computed (prices.ts costSummary), shown in the confirmation. */
+  costSummary?: string;
+  /** Rehearse against the emulator instead of Azure (no account, no cost). */
+  rehearsal?: RehearsalFactory;
+  stackFactory: StackFactory;
+  createProgram: ProgramFactory;
+  /** CIDR the runner's SSH comes from (`--ssh-from`); never "*" or 0.0.0.0/0. */
+  sshFrom: string;
+  /** Pulumi backend (`--backend`); default `file://<stateDir>` (state in the run's state folder's `.pulumi/`, runState.ts). */
+  backendUrl?: string;
+  /** The run's resource groups in ARM, for teardown's check and fallback (default: the rehearsal's emulator, or Azure's). */
+  runGroups?: () => Promise<RunGroups>;
+  /** Asked before anything is created (cost!); resolve false to stop. Absent = `--yes`. */
+  confirm?: (summary: string) => Promise<boolean>;
+  /**
+   * Aborts an up() in flight (Ctrl-C / SIGTERM). The runner's TargetContext carries no signal
+   * today: pass the run's signal here, or add `signal` to TargetContext (read when present).
+   */
+  signal?: AbortSignal;
+  /** Folder the CLI keeps run folders in, for the printed `latlab destroy` command. */
+  resultsRoot?: string;
+  adminUsername?: string;
+  /**
+   * The expiresAt tag for a run created at `createdAt`. Default: validateAzure's
+   * recommendedExpiresAt. Whatever it returns is checked with validateAzure's checkTtl, the same
+   * check the program applies, so the target and the program never disagree about a TTL.
+   */
+  expiresAt?: (plan: Plan, createdAt: Date) => Date;
+  /** Environment: PULUMI_CONFIG_PASSPHRASE, LATLAB_STATE_DIR / XDG_STATE_HOME (where the run's state folder is). */
+  env?: NodeJS.ProcessEnv;
+  now?: () => Date;
+  /** How often a failed destroy is tried before the run is declared leaked (default 3). */
+  destroyAttempts?: number;
+  /** Pause before the n-th retry of a destroy: n × this (default 5 s). */
+  destroyRetryDelayMs?: number;
+}
+
+export class AzureTargetError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "AzureTargetError";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pure helpers
+
+const isoOrInvalid = (d: Date) => (Number.isNaN(d.getTime()) ? "(invalid date)" : d.toISOString());
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+
+/**
+ * Checks `--ssh-from`: one IPv4 address or CIDR, never the whole Internet. IPv6 is refused: the
+ * VMs have IPv4 public addresses only, and an NSG rule allowing an IPv6 source would let no SSH
+ * through — the run would fail later, silently, on a timeout.
+ */
+export function checkSshFrom(value: string): string {
+  const v = value.trim();
+  const fail = (why: string) => {
+    throw new AzureTargetError(`azure target: --ssh-from "${value}": ${why}; give the runner's public address, e.g. 203.0.113.7/32`);
+  };
+  if (["*", "any", "internet"].includes(v.toLowerCase())) fail("SSH is never opened to everyone");
+  const [addr = "", prefix, ...rest] = v.split("/");
+  if (rest.length > 0) fail("not a CIDR");
+  const isV4 = IPV4.test(addr);
+  if (!isV4 && addr.includes(":") && /^[0-9a-f:.]+$/i.test(addr)) {
+    fail("an IPv6 source cannot reach the VMs (they have IPv4 public addresses only, so the NSG rule would let no SSH in); give the IPv4 address your SSH leaves from (`curl -4 https://ifconfig.me`) or --ssh-from auto");
+  }
+  if (!isV4) fail("not an IP address or CIDR");
+  if (prefix !== undefined) {
+    if (!/^\d+$/.test(prefix) || Number(prefix) > 32) fail("bad prefix length");
+    if (Number(prefix) === 0) fail("SSH is never opened to everyone");
+  }
+  return v;
+}
+
+/** Strips credentials and query from a URL before it goes into results. */
+export function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = "";
+    u.password = "";
+    u.search = "";
+    return u.toString();
+  } catch {
+    return url.replace(/\?.*$/, "");
+  }
+}
+
+/**
+ * Turns the stack's outputs into what the runner needs: SSH to the public IP as the admin
+ * user with the run's client key, pinned to the host key latlab generated for that host; a
+ * readiness check (cloud-init done) and a probe of what the VM really is (./probe.ts).
+ */
+export function endpointsFromOutputs(plan: Plan, outputs: AzureOutputs, keys: Pick<RunKeys, "client" | "hosts">, username: string): HostEndpoint[] {
+  const problems: string[] = [];
+  const endpoints: HostEndpoint[] = [];
+  for (const d of plan.deployments) {
+    for (const h of d.hosts) {
+      const name = hostName(d.index, h.role);
+      const out = outputs.hosts.find((o) => (o.deployment === d.id || o.deployment === String(d.index)) && o.role === h.role);
+      const key = keys.hosts[name];
+      if (!out) {
+        problems.push(`host ${h.role} of deployment ${d.id} (${name}) is missing from the stack outputs`);
+        continue;
+      }
+      if (!key) {
+        problems.push(`no host key was generated for ${name}`);
+        continue;
+      }
+      const reported = out.hostKey.trim().split(/\s+/).slice(0, 2).join(" ");
+      if (reported && reported !== key.publicKey) problems.push(`${name}: the stack reports a host key other than the one latlab generated`);
+      if (!out.publicIp) problems.push(`${name}: no public IP in the stack outputs`);
+      endpoints.push({
+        deployment: d.id,
+        role: h.role,
+        ssh: { host: out.publicIp, port: 22, username, privateKey: keys.client.privateKey },
+        hostKey: key.publicKey,
+        privateAddress: out.privateIp,
+        publicAddress: out.publicIp,
+        workDir: "/tmp/latlab",
+        actual: {},
+        // Wait for cloud-init (packages, the marker), then read back what Azure really gave: IMDS + the VF.
+        ...azureReadyAndProbe(),
+      });
+    }
+  }
+  if (problems.length > 0) throw new AzureTargetError(`azure target: the deployed stack does not match the plan:\n  ${problems.join("\n  ")}`);
+  return endpoints;
+}
+
+/** Replaces every known secret (and any PEM private key) in a log line. */
+export function makeRedactor(secrets: readonly string[]): (line: string) => string {
+  const pieces = new Set<string>();
+  for (const s of secrets) {
+    const t = s.trim();
+    if (t.length >= 16) pieces.add(t);
+    for (const l of t.split("\n")) if (l.trim().length >= 16 && !/^-----/.test(l.trim())) pieces.add(l.trim());
+  }
+  const list = [...pieces].sort((a, b) => b.length - a.length);
+  return (line) => {
+    let out = line.replace(/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g, "[redacted private key]");
+    for (const p of list) if (out.includes(p)) out = out.split(p).join("[redacted]");
+    return out;
+  };
+}
+
+/**
+ * Refuses, before anything is created, a run the subscription's vCPU quotas or VM size
+ * restrictions cannot hold: otherwise the first thing a user sees is a half-deployed stack failing
+ * with QuotaExceeded. One message names every family, region, need and availability.
+ */
+export async function checkSubscriptionCapacity(plan: Plan, readCapacity: (regions: readonly string[]) => Promise<ComputeCapacity>, log: (m: string) => void): Promise<void> {
+  const needs = vcpuNeeds(plan);
+  const regions = needs.map((n) => n.region);
+  log(`azure: checking the subscription's vCPU quotas and VM sizes in ${regions.join(", ")}…`);
+  let capacity: ComputeCapacity;
+  try {
+    capacity = await readCapacity(regions);
+  } catch (e) {
+    throw new AzureTargetError(`azure target: could not read the subscription's quotas and VM sizes (nothing was created): ${(e as Error).message}`, { cause: e });
+  }
+  const issues = checkCapacity(needs, capacity.usages, capacity.skus);
+  if (issues.length > 0) {
+    throw new AzureTargetError(`azure target: not deploying (nothing was created): the subscription cannot hold this run:\n  ${issues.map((i) => i.message).join("\n  ")}`);
+  }
+  log(`azure: quotas and sizes ok — ${formatVcpuNeeds(needs)}`);
+}
+
+export function deploySummary(plan: Plan, runId: string, expiresAt: Date, cost?: string): string {
+  const sizes = new Map<string, number>();
+  const regions = new Set<string>();
+  for (const d of plan.deployments) for (const h of d.hosts) {
+    sizes.set(h.size, (sizes.get(h.size) ?? 0) + 1);
+    regions.add(h.region);
+  }
+  const vms = [...sizes.values()].reduce((a, b) => a + b, 0);
+  return (
+    `azure: run ${runId} will create ${vms} VM${vms === 1 ? "" : "s"} (${[...sizes].map(([s, n]) => `${n}× ${s}`).join(", ")}) ` +
+    `in ${[...regions].join(", ")} across ${plan.deployments.length} deployment${plan.deployments.length === 1 ? "" : "s"}; ` +
+    `they are billed while they exist, tagged owner=latlab, expiresAt=${expiresAt.toISOString()}, and destroyed at the end of the run` +
+    (cost ? `\n  cost: ${cost}` : "")
+  );
+}
+
+/** Destroys tried before a run is declared leaked, and the pause before the n-th retry (n × this). */
+const DESTROY_ATTEMPTS = 3;
+const DESTROY_BACKOFF_MS = 5000;
+
+const AZURE_SHAPING: ShapingStatus = {
+  latency: "not-applicable",
+  bandwidth: "not-applicable",
+  note: "shaping: not applicable — real Azure network paths, nothing emulated",
+};
+
+const REHEARSAL_SHAPING: ShapingStatus = {
+  latency: "unavailable",
+  bandwidth: "unavailable",
+  note: "rehearsal: Azure played by latlab's emulator on this machine (ARM, VMs as network namespaces); no latency or bandwidth model — these numbers are this machine's kernel, not Azure's: the rehearsal checks the run, not the network",
+};
+
+// ---------------------------------------------------------------------------------------------
+
+interface Session {
+  runId: string;
+  runDir: string;
+  /** Keys, passphrase, Pulumi state and workspace: outside the results folder (runState.ts). */
+  stateDir: string;
+  log: (message: string) => void;
+  redact: (line: string) => string;
+  stackName: string;
+  backendUrl: string;
+  abort: AbortController;
+  pendingUp: Promise<unknown>;
+  keys?: RunKeys;
+  state?: AzureRunState;
+  rehearsal?: Rehearsal;
+  /** Set as soon as the stack is open: from then on down() destroys it. */
+  driver?: StackDriver;
+  downPromise?: Promise<TeardownReport>;
+}
+
+/**
+ * Hosts as Azure VMs, deployed by the Pulumi program in ./program.ts through the StackDriver
+ * seam. up() streams Pulumi's progress to the run log; down() always destroys the stack and
+ * removes it — after success, a failed up() and an interrupted one — and reports a destroy that
+ * failed as a leak with the exact command that finishes it.
+ */
+export class AzureTarget implements Target {
+  readonly name = "azure";
+  private session: Session | null = null;
+
+  constructor(private readonly options: AzureTargetOptions) {}
+
+  async up(plan: Plan, ctx: TargetContext): Promise<Environment> {
+    if (this.session && !this.session.downPromise) throw new AzureTargetError("azure target: up() called while a previous run is still up; call down() first");
+    const abort = new AbortController();
+    const external = [this.options.signal, (ctx as TargetContext & { signal?: AbortSignal }).signal].filter((s): s is AbortSignal => s !== undefined);
+    const signal = AbortSignal.any([abort.signal, ...external]);
+    const runDir = resolve(ctx.runDir);
+    const stateDir = runStateDir(ctx.runId, this.options.env ?? process.env);
+    const session: Session = {
+      runId: ctx.runId,
+      runDir,
+      stateDir,
+      log: ctx.log,
+      redact: (l) => l,
+      stackName: stackNameFor(ctx.runId),
+      backendUrl: this.options.backendUrl ?? `file://${stateDir}`,
+      abort,
+      pendingUp: Promise.resolve(),
+    };
+    this.session = session;
+    const p = this.bringUp(plan, session, signal);
+    session.pendingUp = p.catch(() => undefined);
+    return p;
+  }
+
+  private async bringUp(plan: Plan, s: Session, signal: AbortSignal): Promise<Environment> {
+    const o = this.options;
+    const now = o.now ?? (() => new Date());
+    const env = o.env ?? process.env;
+    const log = (m: string) => s.log(s.redact(m));
+    const interrupted = () => new AzureTargetError("azure target: deploy interrupted");
+    if (o.rehearsal) {
+      log("azure: rehearsal — starting latlab's Azure emulator (nothing is created in Azure, nothing is billed)…");
+      s.rehearsal = await o.rehearsal(s.runDir, log);
+      if (signal.aborted) throw interrupted();
+    }
+    const sshFrom = checkSshFrom(s.rehearsal?.sshFrom ?? o.sshFrom);
+    const adminUsername = o.adminUsername ?? "latlab";
+
+    const createdAt = now();
+    const expiresAt = (o.expiresAt ?? recommendedExpiresAt)(plan, createdAt);
+    const ttlIssues = checkTtl(plan, expiresAt, createdAt);
+    if (ttlIssues.length > 0) {
+      throw new AzureTargetError(
+        `azure target: run created at ${isoOrInvalid(createdAt)} with expiresAt ${isoOrInvalid(expiresAt)} refused (nothing was created): ${ttlIssues.map((i) => i.message).join("; ")}`,
+      );
+    }
+    const readCapacity = s.rehearsal ? (regions: readonly string[]) => s.rehearsal!.readCapacity(regions) : o.readCapacity;
+    if (readCapacity) await checkSubscriptionCapacity(plan, readCapacity, log);
+    if (signal.aborted) throw interrupted();
+    const summary = deploySummary(plan, s.runId, expiresAt, s.rehearsal ? undefined : o.costSummary);
+    if (s.rehearsal) {
+      log(`${summary} — rehearsed: by the emulator, at no cost`);
+    } else if (o.confirm) {
+      if (!(await o.confirm(summary))) throw new AzureTargetError("azure target: deploy not confirmed; nothing was created");
+    } else {
+      log(summary);
+    }
+    if (signal.aborted) throw interrupted();
+
+    // Keys and the bookkeeping `latlab destroy` needs, before anything exists in Azure; in the
+    // run's state folder, never in the results folder (shared, uploaded by CI), which gets a pointer.
+    await makeStateDir(s.stateDir);
+    const keys = await generateRunKeys(plan, s.stateDir);
+    s.keys = keys;
+    const { passphrase, source } = await createPassphrase(s.stateDir, env);
+    s.redact = makeRedactor([keys.client.privateKey, ...Object.values(keys.hosts).map((k) => k.privateKey), passphrase]);
+    s.state = {
+      runId: s.runId,
+      projectName: PROJECT_NAME,
+      stackName: s.stackName,
+      backendUrl: s.backendUrl,
+      passphrase: source,
+      resourceGroup: null,
+      createdAt: createdAt.toISOString(),
+      expiresAt: expiresAt.toISOString(),
+      status: "deploying",
+      updatedAt: now().toISOString(),
+      ...(s.rehearsal ? { rehearsal: { emulatorHome: s.rehearsal.emulatorHome } } : {}),
+      resultsDir: s.runDir,
+    };
+    await writeRunState(s.stateDir, s.state);
+    await writePointer(s.runDir, { runId: s.runId, stateDir: s.stateDir });
+
+    const settings: AzureSettings = {
+      runId: s.runId,
+      experiment: plan.experiment.name,
+      sshFrom,
+      adminUsername,
+      sshPublicKey: keys.client.publicKey,
+      hostKeys: keys.hosts,
+      createdAt,
+      expiresAt,
+      ...(s.rehearsal ? { addressSpace: s.rehearsal.addressSpace } : {}),
+    };
+    const program = o.createProgram(plan, settings);
+    const location = plan.deployments[0]?.hosts[0]?.region;
+    if (signal.aborted) throw interrupted();
+
+    log(`azure: opening stack ${s.stackName} on ${displayUrl(s.backendUrl)}…`);
+    s.driver = await o.stackFactory.open({
+      runId: s.runId,
+      projectName: PROJECT_NAME,
+      stackName: s.stackName,
+      program,
+      backendUrl: s.backendUrl,
+      passphrase,
+      config: location ? { "azure-native:location": location } : {},
+      workDir: workspaceDir(s.stateDir),
+      pulumiVersion: PULUMI_CLI_VERSION,
+      ...(s.rehearsal ? { env: s.rehearsal.env } : {}),
+    });
+    // `latlab destroy` opens the stack with a CLI of this version's major.minor.
+    if (s.driver.cliVersion) await this.saveState(s, { pulumiVersion: s.driver.cliVersion });
+    if (signal.aborted) throw interrupted();
+
+    log(`azure: deploying (pulumi up)…`);
+    const lines = lineBuffer((l) => log(`azure: ${l}`));
+    try {
+      await s.driver.up({ onOutput: lines.push, signal });
+    } catch (e) {
+      lines.flush();
+      if (signal.aborted) throw new AzureTargetError("azure target: deploy interrupted; the partial stack is destroyed at teardown", { cause: e });
+      throw new AzureTargetError(`azure target: deploy failed: ${s.redact(summarizeCommandError(e))}`, { cause: e });
+    }
+    lines.flush();
+    if (signal.aborted) throw interrupted();
+
+    const raw = await s.driver.outputs();
+    const parsed = AzureOutputsSchema.safeParse(raw);
+    if (!parsed.success) {
+      throw new AzureTargetError(`azure target: the stack outputs are not what latlab expects: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    }
+    const outputs = parsed.data;
+    if (s.rehearsal) {
+      // Never SSH to, nor measure, an address the emulator did not create: a host elsewhere means the
+      // engine used another azure-native than the emulator's (teardown still destroys the stack).
+      const foreign = outputs.hosts.flatMap((h) => [h.publicIp, h.privateIp]).filter((a) => a && !s.rehearsal!.owns(a));
+      if (foreign.length) throw new AzureTargetError(`azure target: rehearsal: the stack reports addresses the emulator did not hand out (${foreign.join(", ")}): the deploy did not go to the emulator; nothing is contacted`);
+    }
+    s.state = { ...s.state, resourceGroup: outputs.resourceGroup, status: "up", updatedAt: now().toISOString() };
+    await writeRunState(s.stateDir, s.state);
+    const hosts = endpointsFromOutputs(plan, outputs, keys, adminUsername);
+    // The emulator's VMs have no Accelerated Networking VF and no size's bandwidth: say so next to what the probe finds.
+    if (s.rehearsal) {
+      for (const h of hosts) {
+        // Nor placement: every VM of a VNet hangs off the same kind of bridge, whatever its zone, PPG or
+        // availability set, and regions differ by a link, not a distance. Differences are noise here.
+        Object.assign(h.actual, { accelnetEmulated: false, sizeEmulated: false, ppgEmulated: false, zoneEmulated: false, regionEmulated: false, availabilitySetEmulated: false });
+        if (h.ready) h.ready.timeoutSeconds = s.rehearsal.readyTimeoutSeconds;
+      }
+    }
+    // For a person who wants to look around: ssh -i <stateDir>/client_rsa -o UserKnownHostsFile=<stateDir>/known_hosts
+    await writeFile(join(s.stateDir, "known_hosts"), hosts.map((h) => `${h.ssh.host} ${h.hostKey}\n`).join(""), { mode: 0o600 });
+    log(`azure: ${hosts.length} hosts up in resource group ${outputs.resourceGroup}`);
+    return {
+      hosts,
+      shaping: s.rehearsal ? REHEARSAL_SHAPING : AZURE_SHAPING,
+      facts: {
+        ...(s.rehearsal ? s.rehearsal.facts : {}),
+        target: s.rehearsal ? "azure (rehearsal: latlab's emulator on this machine)" : "azure",
+        ...(s.driver.cliVersion ? { pulumiCli: s.driver.cliVersion } : {}),
+        stack: s.stackName,
+        backend: displayUrl(s.backendUrl),
+        // Where the keys, passphrase and Pulumi state are: not in the results folder (`latlab destroy` reads this).
+        stateDir: s.stateDir,
+        resourceGroup: outputs.resourceGroup,
+        expiresAt: expiresAt.toISOString(),
+        sshFrom,
+        adminUsername,
+      },
+    };
+  }
+
+  async down(): Promise<TeardownReport> {
+    const s = this.session;
+    if (!s) return { status: "not-started", errors: [], removed: [] };
+    s.downPromise ??= this.tearDown(s);
+    const report = await s.downPromise;
+    return { status: report.status, errors: [...report.errors], removed: [...report.removed] };
+  }
+
+  private async tearDown(s: Session): Promise<TeardownReport> {
+    // An up() in flight stops (Pulumi gets SIGINT) and is waited for: nothing is created behind our back.
+    s.abort.abort();
+    await s.pendingUp;
+    const report = await this.destroyStack(s);
+    if (!s.rehearsal) return report;
+    // The emulator goes last: whatever its ARM still holds is what a destroy on Azure would have left behind.
+    const stopped = await s.rehearsal.stop().catch((e: Error) => ({ errors: [`stopping the emulator: ${e.message}`], removed: [] as string[] }));
+    const errors = [...report.errors, ...stopped.errors];
+    return { status: errors.length ? "failed" : report.status === "not-started" ? "ok" : report.status, errors, removed: [...report.removed, ...stopped.removed] };
+  }
+
+  private async destroyStack(s: Session): Promise<TeardownReport> {
+    const cmd = destroyCommand(s.runId, s.runDir, this.options.resultsRoot);
+    const driver = s.driver;
+    if (!driver) {
+      // The stack was never opened: nothing exists in Azure.
+      if (!s.keys && !s.state) return { status: "not-started", errors: [], removed: [] };
+      const removed = (await removeRunKeys(s.stateDir)).map((p) => `key file ${p}`);
+      if (s.state) await this.saveState(s, { status: "not-deployed" });
+      return { status: "ok", errors: [], removed };
+    }
+    const o = this.options;
+    s.log(s.redact(`azure: destroying stack ${s.stackName}${s.state?.resourceGroup ? ` (resource group ${s.state.resourceGroup})` : ""}…`));
+    const outcome = await tearDownStack(
+      {
+        runId: s.runId,
+        stackName: s.stackName,
+        backendUrl: s.backendUrl,
+        resourceGroup: s.state?.resourceGroup ?? namePrefix(s.runId),
+        expiresAt: s.state?.expiresAt ?? "unknown",
+        finishCommand: cmd,
+        rehearsal: s.rehearsal !== undefined,
+      },
+      {
+        open: async () => driver,
+        groups: async () => (o.runGroups ? o.runGroups() : s.rehearsal ? s.rehearsal.groups : azureRunGroups(o.env ?? process.env)),
+        log: s.log,
+        redact: s.redact,
+        attempts: o.destroyAttempts ?? DESTROY_ATTEMPTS,
+        retryDelayMs: o.destroyRetryDelayMs ?? DESTROY_BACKOFF_MS,
+      },
+    );
+    const errors = [...outcome.errors];
+    const removed = [...outcome.removed];
+    // What ARM still holds goes into results.json too.
+    removed.push(leftRecord(s.state?.resourceGroup ?? namePrefix(s.runId), outcome));
+    if (outcome.status === "destroyed" && errors.length === 0) for (const p of await removeRunKeys(s.stateDir)) removed.push(`key file ${p}`);
+    await this.saveState(s, {
+      // A rehearsal's emulator removes what is left when it stops (after this): nothing stays, nothing costs.
+      status: outcome.status === "live" ? "leaked" : outcome.status === "leaked" && s.rehearsal ? "destroyed" : outcome.status,
+      lastError: errors.length > 0 ? errors.join("\n") : undefined,
+    });
+    return { status: errors.length > 0 ? "failed" : "ok", errors, removed };
+  }
+
+  private async saveState(s: Session, patch: Partial<AzureRunState>): Promise<void> {
+    if (!s.state) return;
+    s.state = { ...s.state, ...patch, updatedAt: (this.options.now ?? (() => new Date()))().toISOString() };
+    try {
+      await writeRunState(s.stateDir, s.state);
+    } catch (e) {
+      s.log(`azure: could not write ${statePath(s.stateDir)}: ${(e as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,245 @@
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { z } from "zod";
+import type { TeardownReport } from "../../../results/schema.ts";
+import { removeRunKeys } from "../access/keys.ts";
+import type { Rehearsal } from "./azureTarget.ts";
+import { PROJECT_NAME, type StackFactory } from "./stack.ts";
+import { namePrefix } from "../program/types.ts";
+import { azureRunGroups, type RunGroups } from "./runGroups.ts";
+import { locateRun, runStateDir, stateRoot } from "./runState.ts";
+import { PULUMI_CLI_VERSION } from "./pulumiVersion.ts";
+import { leftRecord, tearDownStack, type TeardownOutcome } from "./teardown.ts";
+
+export type { RunGroups } from "./runGroups.ts";
+export { LiveRunError, leakedMessage, lineBuffer, rehearsedLeakMessage } from "./teardown.ts";
+
+/**
+ * `<stateDir>/state.json` (the run's state folder, runState.ts; `<runDir>/.azure/` for runs made
+ * before it moved): what `latlab destroy <runId>` needs to finish a teardown later (backend,
+ * stack, where the passphrase is). Written 0600; holds no secret itself.
+ */
+export const AzureRunStateSchema = z.object({
+  runId: z.string(),
+  projectName: z.string(),
+  stackName: z.string(),
+  backendUrl: z.string(),
+  /** Where the stack's secrets passphrase is: `passphrase` beside this file, or PULUMI_CONFIG_PASSPHRASE. */
+  passphrase: z.enum(["file", "env"]),
+  /** Known once the stack reported its outputs. */
+  resourceGroup: z.string().nullable(),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+  /** "stack-left": resources destroyed, the stack record not removed (harmless; destroy again removes it). */
+  status: z.enum(["deploying", "up", "destroyed", "stack-left", "leaked", "not-deployed"]),
+  lastError: z.string().optional(),
+  updatedAt: z.string(),
+  /** A rehearsal: its emulator's folder (ARM state, VMs), which `latlab destroy` resumes. */
+  rehearsal: z.object({ emulatorHome: z.string() }).optional(),
+  /** The run's results folder (absent in runs made before state moved out of it). */
+  resultsDir: z.string().optional(),
+  /** The Pulumi CLI version the stack was made with: `latlab destroy` uses the same major.minor. */
+  pulumiVersion: z.string().optional(),
+});
+export type AzureRunState = z.infer<typeof AzureRunStateSchema>;
+
+export const STATE_FILE = "state.json";
+export const PASSPHRASE_FILE = "passphrase";
+export const statePath = (stateDir: string) => join(stateDir, STATE_FILE);
+/** The Pulumi workspace of a run (Pulumi.yaml, Pulumi.<stack>.yaml): fixed, so destroy sees what the deploy had. */
+export const workspaceDir = (stateDir: string) => join(stateDir, "workspace");
+
+export async function writeRunState(stateDir: string, state: AzureRunState): Promise<void> {
+  const file = statePath(stateDir);
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(AzureRunStateSchema.parse(state), null, 2)}\n`, { mode: 0o600 });
+  await chmod(tmp, 0o600);
+  await rename(tmp, file);
+}
+
+export async function readRunState(stateDir: string): Promise<AzureRunState> {
+  const file = statePath(stateDir);
+  const parsed = AzureRunStateSchema.safeParse(JSON.parse(await readFile(file, "utf8")));
+  if (!parsed.success) throw new Error(`${file} is not a latlab run state: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  return parsed.data;
+}
+
+/**
+ * The stack's secrets passphrase: PULUMI_CONFIG_PASSPHRASE when set (recorded as "env"),
+ * otherwise a random one written 0600 into the run's state folder so a later `latlab destroy` can
+ * open the stack.
+ */
+export async function createPassphrase(stateDir: string, env: NodeJS.ProcessEnv): Promise<{ passphrase: string; source: "file" | "env" }> {
+  const fromEnv = env.PULUMI_CONFIG_PASSPHRASE;
+  if (fromEnv) return { passphrase: fromEnv, source: "env" };
+  const passphrase = randomBytes(32).toString("hex");
+  const file = join(stateDir, PASSPHRASE_FILE);
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(file, `${passphrase}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return { passphrase, source: "file" };
+}
+
+export async function readPassphrase(stateDir: string, state: AzureRunState, env: NodeJS.ProcessEnv): Promise<string> {
+  if (state.passphrase === "env") {
+    const p = env.PULUMI_CONFIG_PASSPHRASE;
+    if (!p) throw new Error(`run ${state.runId}: its stack was created with PULUMI_CONFIG_PASSPHRASE from the environment; set it to the same value and try again`);
+    return p;
+  }
+  return (await readFile(join(stateDir, PASSPHRASE_FILE), "utf8")).trim();
+}
+
+/** The command that finishes a teardown later. */
+export function destroyCommand(runId: string, runDir: string, resultsRoot = "results"): string {
+  const standard = resolve(runDir) === resolve(resultsRoot, runId);
+  const arg = standard ? runId : resolve(runDir);
+  return `npx latlab destroy ${/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`}`;
+}
+
+/** Loaded only for a rehearsal's run: a real one never starts the emulator. */
+const resumeRehearsalLazily: NonNullable<DestroyRunOptions["resumeRehearsal"]> = async (home, runDir, log) =>
+  (await import("../emulator/rehearsal.ts")).resumeRehearsal(home, runDir, log);
+
+export interface DestroyRunOptions {
+  /** The run's resource groups in ARM (default: Azure's, or the rehearsal's emulator). */
+  runGroups?: () => Promise<RunGroups>;
+  /** Resumes a rehearsal's emulator (default: emulator/rehearsal.ts's; tests pass a fake). */
+  resumeRehearsal?: (home: string, runDir: string, log: (message: string) => void) => Promise<Rehearsal>;
+  /** Folder run folders are in (default "results"). */
+  resultsRoot?: string;
+  stackFactory: StackFactory;
+  log: (message: string) => void;
+  env?: NodeJS.ProcessEnv;
+  now?: () => Date;
+  /** Destroys tried before giving up (default 3), and the pause before the n-th retry (n × this). */
+  destroyAttempts?: number;
+  destroyRetryDelayMs?: number;
+}
+
+/** A teardown's report, with what ARM still holds of the run (printed as "left: …"). */
+export type DestroyRunReport = TeardownReport & Pick<TeardownOutcome, "left" | "leftUnknown">;
+
+/**
+ * `latlab destroy <runId|results folder>`: finishes the teardown of an Azure run whose destroy
+ * failed or never ran (crash, power cut…), through the same teardown as the run's own
+ * (teardown.ts). Finds the run's state folder from its id or its results folder (runState.ts),
+ * records the outcome in state.json and in results.json's `teardown` (when the results folder is
+ * known and has one), and removes the run's private keys once nothing is left. Safe to run again.
+ */
+export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions): Promise<DestroyRunReport> {
+  const resultsRoot = options.resultsRoot ?? "results";
+  const env = options.env ?? process.env;
+  const now = options.now ?? (() => new Date());
+  const log = options.log;
+  const located = locateRun(runIdOrDir, resultsRoot, env);
+  if (!located) {
+    let byId = join(stateRoot(env), runIdOrDir);
+    try {
+      byId = runStateDir(runIdOrDir, env);
+    } catch {
+      /* not a run id: the path above is only named */
+    }
+    throw new Error(
+      `no Azure run state for "${runIdOrDir}" (looked for ${statePath(byId)}, and in ${resolve(resultsRoot, runIdOrDir)} and ${resolve(runIdOrDir)} for its pointer or results.json); ` +
+        "resources latlab created are tagged owner=latlab: `npx latlab sweep` lists the expired ones",
+    );
+  }
+  const { stateDir } = located;
+  const state = await readRunState(stateDir);
+  const runDir = located.runDir ?? (state.resultsDir && existsSync(state.resultsDir) ? state.resultsDir : undefined);
+  const cmd = runDir ? destroyCommand(state.runId, runDir, resultsRoot) : `npx latlab destroy ${state.runId}`;
+  if (state.status === "destroyed" || state.status === "not-deployed") {
+    log(`azure: run ${state.runId}: stack ${state.stackName} already ${state.status === "destroyed" ? "destroyed" : "had nothing deployed"}; nothing to do`);
+    return { status: "ok", errors: [], removed: [], left: null, leftUnknown: `not asked: run ${state.runId}'s state says ${state.status} at ${state.updatedAt}` };
+  }
+
+  let rehearsal: Rehearsal | undefined;
+  const outcome = await tearDownStack(
+    {
+      runId: state.runId,
+      stackName: state.stackName,
+      backendUrl: state.backendUrl,
+      resourceGroup: state.resourceGroup ?? namePrefix(state.runId),
+      expiresAt: state.expiresAt,
+      finishCommand: cmd,
+      rehearsal: state.rehearsal !== undefined,
+    },
+    {
+      open: async () => {
+        // After the stale locks are gone: a live emulator means the run is still going (LiveRunError).
+        if (state.rehearsal) rehearsal = await (options.resumeRehearsal ?? resumeRehearsalLazily)(state.rehearsal.emulatorHome, runDir ?? stateDir, log);
+        const passphrase = await readPassphrase(stateDir, state, env);
+        log(`azure: opening stack ${state.stackName} (backend ${state.backendUrl})…`);
+        return options.stackFactory.open({
+          runId: state.runId,
+          projectName: state.projectName || PROJECT_NAME,
+          stackName: state.stackName,
+          backendUrl: state.backendUrl,
+          passphrase,
+          config: {},
+          workDir: workspaceDir(stateDir),
+          pulumiVersion: state.pulumiVersion ?? PULUMI_CLI_VERSION,
+          ...(rehearsal ? { env: rehearsal.env } : {}),
+        });
+      },
+      groups: async () => (options.runGroups ? options.runGroups() : rehearsal ? rehearsal.groups : azureRunGroups(env)),
+      log,
+      ...(options.destroyAttempts !== undefined ? { attempts: options.destroyAttempts } : {}),
+      ...(options.destroyRetryDelayMs !== undefined ? { retryDelayMs: options.destroyRetryDelayMs } : {}),
+    },
+  );
+  const errors = [...outcome.errors];
+  const removed = [...outcome.removed];
+  if (outcome.status === "live") {
+    log(`azure: ${errors.join("\n")}`);
+    return { status: "failed", errors, removed, left: null, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
+  }
+  removed.push(leftRecord(state.resourceGroup ?? namePrefix(state.runId), outcome));
+  if (rehearsal) {
+    // The emulator goes last; whatever its ARM still holds is listed (and removed).
+    const stopped = await rehearsal.stop().catch((e: Error) => ({ errors: [`stopping the emulator: ${e.message}`], removed: [] as string[] }));
+    errors.push(...stopped.errors);
+    removed.push(...stopped.removed);
+  }
+  if (outcome.status === "destroyed" && errors.length === 0) for (const p of await removeRunKeys(stateDir)) removed.push(`key file ${p}`);
+
+  const report: DestroyRunReport = { status: errors.length > 0 ? "failed" : "ok", errors, removed, left: outcome.left, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
+  await writeRunState(stateDir, {
+    ...state,
+    // A rehearsal's emulator removed everything when it stopped: nothing is left to finish.
+    status: outcome.status === "leaked" && rehearsal ? "destroyed" : outcome.status,
+    ...(errors.length > 0 ? { lastError: errors.join("\n") } : { lastError: undefined }),
+    updatedAt: now().toISOString(),
+  });
+  if (runDir) await markResults(runDir, report, now(), log);
+  return report;
+}
+
+/** Records a later teardown in results.json, when the run wrote one; keeps the first attempt's errors. */
+async function markResults(runDir: string, report: TeardownReport, at: Date, log: (m: string) => void): Promise<void> {
+  const file = join(runDir, "results.json");
+  if (!existsSync(file)) return;
+  try {
+    const results = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
+    const before = results.teardown as Partial<TeardownReport> | undefined;
+    const earlier = (before?.errors ?? []).map((e) => `(earlier attempt) ${e}`);
+    results.teardown = {
+      status: report.status,
+      errors: report.status === "ok" ? [] : [...report.errors, ...earlier],
+      removed: [
+        ...(before?.removed ?? []),
+        ...report.removed,
+        ...(report.status === "ok" ? [`teardown finished by \`latlab destroy\` at ${at.toISOString()}${earlier.length ? ` after a failed first attempt: ${(before?.errors ?? []).join("; ")}` : ""}`] : []),
+      ],
+    };
+    const tmp = `${file}.tmp`;
+    await writeFile(tmp, `${JSON.stringify(results, null, 2)}\n`);
+    await rename(tmp, file);
+  } catch (e) {
+    log(`azure: could not update ${file}: ${(e as Error).message}`);
+  }
+}
+
