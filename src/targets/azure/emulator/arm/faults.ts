@@ -33,18 +33,21 @@ export const FaultSchema = z.discriminatedUnion("kind", [
 export type Fault = z.infer<typeof FaultSchema>;
 export const FaultsSchema = z.array(FaultSchema);
 
-/** Parses LATLAB_EMULATOR_FAULTS-style JSON; throws naming the bad entry. */
-export function parseFaults(json: string, source = "LATLAB_EMULATOR_FAULTS"): Fault[] {
+/** Parses a JSON setting (an environment variable) against its schema; throws naming the variable and the bad entry. */
+export function parseJsonSetting<T>(schema: z.ZodType<T>, json: string, source: string): T {
   let raw: unknown;
   try {
     raw = JSON.parse(json);
   } catch (e) {
     throw new Error(`${source}: not JSON: ${(e as Error).message}`);
   }
-  const parsed = FaultsSchema.safeParse(raw);
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new Error(`${source}: ${parsed.error.issues.map((i) => `[${i.path.join(".")}] ${i.message}`).join("; ")}`);
   return parsed.data;
 }
+
+/** Parses LATLAB_EMULATOR_FAULTS-style JSON; throws naming the bad entry. */
+export const parseFaults = (json: string, source = "LATLAB_EMULATOR_FAULTS"): Fault[] => parseJsonSetting(FaultsSchema, json, source);
 
 /** The faults still armed, with what each has fired. */
 export class FaultBook {

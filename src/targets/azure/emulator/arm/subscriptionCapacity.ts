@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { regionCapability, sizeCapability, VM_SIZES } from "../../catalog/capabilities.ts";
 import { ArmError } from "./armError.ts";
+import { parseJsonSetting } from "./faults.ts";
 import type { CloudView } from "./cloud.ts";
 
 /**
@@ -30,17 +31,7 @@ export const TOTAL = "cores";
 
 const VM_TYPE = "microsoft.compute/virtualmachines";
 
-export function parseCapacity(json: string, source = "LATLAB_EMULATOR_CAPACITY"): Capacity {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(json);
-  } catch (e) {
-    throw new Error(`${source}: not JSON: ${(e as Error).message}`);
-  }
-  const parsed = CapacitySchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`${source}: ${parsed.error.issues.map((i) => `[${i.path.join(".")}] ${i.message}`).join("; ")}`);
-  return parsed.data;
-}
+export const parseCapacity = (json: string, source = "LATLAB_EMULATOR_CAPACITY"): Capacity => parseJsonSetting(CapacitySchema, json, source);
 
 /** "standardDSv2Family" → "Standard DSv2 Family vCPUs", as the portal names it. */
 const familyLabel = (family: string) => `${family.replace(/^standard/, "Standard ").replace(/Family$/, " Family")} vCPUs`;
