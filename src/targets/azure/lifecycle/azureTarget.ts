@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import type { Plan } from "../../../plan/types.ts";
 import type { ShapingStatus, TeardownReport } from "../../../results/schema.ts";
 import type { Environment, HostEndpoint, Target, TargetContext } from "../../target.ts";
-import { createPassphrase, destroyCommand, statePath, workspaceDir, writeRunState, type AzureRunState } from "./destroyRun.ts";
+import { createPassphrase, destroyCommand, removeSpentRunFiles, statePath, workspaceDir, writeRunState, type AzureRunState } from "./destroyRun.ts";
 import { generateRunKeys, removeRunKeys, type RunKeys } from "../access/keys.ts";
 import type { ComputeCapacity } from "../catalog/computeCapacity.ts";
 import { checkCapacity, formatVcpuNeeds, vcpuNeeds } from "../catalog/quota.ts";
@@ -515,7 +515,7 @@ export class AzureTarget implements Target {
     const removed = [...outcome.removed];
     // What ARM still holds goes into results.json too.
     removed.push(leftRecord(s.state?.resourceGroup ?? namePrefix(s.runId), outcome));
-    if (outcome.status === "destroyed" && errors.length === 0) for (const p of await removeRunKeys(s.stateDir)) removed.push(`key file ${p}`);
+    if (outcome.status === "destroyed" && errors.length === 0) for (const p of await removeSpentRunFiles(s.stateDir)) removed.push(`file ${p}`);
     await this.saveState(s, {
       // A rehearsal's emulator removes what is left when it stops (after this): nothing stays, nothing costs.
       status: outcome.status === "live" ? "leaked" : outcome.status === "leaked" && s.rehearsal ? "destroyed" : outcome.status,

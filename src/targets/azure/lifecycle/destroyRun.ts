@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import type { TeardownReport } from "../../../results/schema.ts";
@@ -50,6 +50,21 @@ export const PASSPHRASE_FILE = "passphrase";
 export const statePath = (stateDir: string) => join(stateDir, STATE_FILE);
 /** The Pulumi workspace of a run (Pulumi.yaml, Pulumi.<stack>.yaml): fixed, so destroy sees what the deploy had. */
 export const workspaceDir = (stateDir: string) => join(stateDir, "workspace");
+
+/**
+ * Once a run's resources and its stack are gone, what opened them goes too: the SSH keys, the
+ * passphrase, the (empty) file backend and the workspace. state.json stays (no secret in it): it
+ * is what lets a later `latlab destroy` say there is nothing left to do.
+ */
+export async function removeSpentRunFiles(stateDir: string): Promise<string[]> {
+  const removed = await removeRunKeys(stateDir);
+  for (const p of [join(stateDir, PASSPHRASE_FILE), join(stateDir, ".pulumi"), workspaceDir(stateDir)]) {
+    if (!existsSync(p)) continue;
+    await rm(p, { recursive: true, force: true });
+    removed.push(p);
+  }
+  return removed;
+}
 
 export async function writeRunState(stateDir: string, state: AzureRunState): Promise<void> {
   const file = statePath(stateDir);
@@ -204,7 +219,7 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
     errors.push(...stopped.errors);
     removed.push(...stopped.removed);
   }
-  if (outcome.status === "destroyed" && errors.length === 0) for (const p of await removeRunKeys(stateDir)) removed.push(`key file ${p}`);
+  if (outcome.status === "destroyed" && errors.length === 0) for (const p of await removeSpentRunFiles(stateDir)) removed.push(`file ${p}`);
 
   const report: DestroyRunReport = { status: errors.length > 0 ? "failed" : "ok", errors, removed, left: outcome.left, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
   await writeRunState(stateDir, {

@@ -55,7 +55,7 @@ function outputsFor(p: Plan, settings: AzureSettings): AzureOutputs {
       d.hosts.map((h, i) => ({
         deployment: d.id,
         role: h.role,
-        publicIp: `20.0.${d.index}.${10 + i}`,
+        publicIp: `198.19.${d.index}.${10 + i}`,
         privateIp: `10.${d.index}.0.${4 + i}`,
         hostKey: settings.hostKeys[hostName(d.index, h.role)]!.publicKey,
         vmName: `vm-${hostName(d.index, h.role)}`,
@@ -253,10 +253,10 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(h).toEqual({
       deployment: plan.deployments[1]!.id,
       role: "server",
-      ssh: { host: "20.0.1.11", port: 22, username: "latlab", privateKey: clientKey },
+      ssh: { host: "198.19.1.11", port: 22, username: "latlab", privateKey: clientKey },
       hostKey: settings.hostKeys["d1-server"]!.publicKey,
       privateAddress: "10.1.0.5",
-      publicAddress: "20.0.1.11",
+      publicAddress: "198.19.1.11",
       workDir: "/tmp/latlab",
       actual: {},
       ready: { command: AZURE_READY_COMMAND, timeoutSeconds: 15 * 60 },
@@ -266,7 +266,7 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(new Set(env.hosts.map((e) => e.actual)).size).toBe(env.hosts.length);
     expect(env.facts).toMatchObject({ target: "azure", resourceGroup: `rg-${RUN_ID}`, stack: `latlab-${RUN_ID}`, backend: `file://${stateDir}`, stateDir });
     expect(env.shaping.latency).toBe("not-applicable");
-    expect(readFileSync(join(stateDir, "known_hosts"), "utf8")).toContain(`20.0.1.11 ${settings.hostKeys["d1-server"]!.publicKey}`);
+    expect(readFileSync(join(stateDir, "known_hosts"), "utf8")).toContain(`198.19.1.11 ${settings.hostKeys["d1-server"]!.publicKey}`);
 
     // Progress streamed line by line, across chunk boundaries.
     expect(lines).toContain("azure: Updating (flow):");
@@ -286,6 +286,8 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(existsSync(join(stateDir, "client_rsa"))).toBe(false);
     expect(existsSync(join(stateDir, "hostkeys"))).toBe(false);
     expect(readState(stateDir).status).toBe("destroyed");
+    // Nor the passphrase, the backend or the workspace: the stack is gone; only the (secret-free) state stays.
+    expect(filesUnder(stateDir)).toEqual(["state.json"]);
     expect(leaks(lines.join("\n") + JSON.stringify(env.facts) + JSON.stringify(report), secrets)).toEqual([]);
   });
 
