@@ -52,6 +52,17 @@ export function planOptions(experiment: Experiment, target: string, duration?: P
 /** Measurement time per tool run of a rehearsal without --duration. */
 export const REHEARSAL_SECONDS = 1;
 
+function parseReplicas(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, got "${value}"`);
+  return n;
+}
+
+/** `--replicas N` overrides the experiment's own: on Azure, independent host sets are what separate placement from luck. */
+export function withReplicas(experiment: Experiment, replicas: number | undefined): Experiment {
+  return replicas === undefined ? experiment : { ...experiment, replicas };
+}
+
 function parsePositive(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a positive number, got "${value}"`);
@@ -71,6 +82,7 @@ interface RunFlags {
   yes?: boolean;
   installPulumi?: boolean;
   rehearse?: boolean;
+  replicas?: number;
 }
 
 export function newRunId(now = new Date()): string {
@@ -125,6 +137,7 @@ export async function main(argv: string[]): Promise<number> {
     .option("--live-prices", "azure: refresh prices from the Azure Retail Prices API")
     .option("--yes", "azure: deploy without asking")
     .option("--install-pulumi", "azure: let latlab install the Pulumi CLI if it is missing")
+    .option("--replicas <n>", "independent host sets per variant, overriding the experiment's (comparisons are then over replicas)", parseReplicas)
     .option("--rehearse", "azure: run the same Pulumi program through the same engine against latlab's Azure emulator on this machine (no account, no cost)")
     .action(async (ref: string, opts: RunFlags) => {
       if (opts.rehearse && opts.target !== "azure") throw new Error("--rehearse rehearses an Azure run: use it with --target azure");
@@ -133,7 +146,7 @@ export async function main(argv: string[]): Promise<number> {
       const { experiment, file } = await loadExperiment(ref);
       // A rehearsal checks the run, not the network: seconds per tool run, not the hours an Azure run may measure for.
       if (opts.rehearse && !opts.duration) opts.duration = { seconds: REHEARSAL_SECONDS };
-      const plan = buildPlan(experiment, planOptions(experiment, opts.target, opts.duration));
+      const plan = buildPlan(withReplicas(experiment, opts.replicas), planOptions(experiment, opts.target, opts.duration));
       const runId = newRunId();
       const runDir = resolve(opts.out ?? `results/${runId}`);
       const quiet = opts.quiet || process.env.CI === "true";
@@ -155,6 +168,7 @@ export async function main(argv: string[]): Promise<number> {
         installPulumi: Boolean(opts.installPulumi),
         rehearse: Boolean(opts.rehearse),
         ...(opts.duration ? { duration: opts.duration } : {}),
+        ...(opts.replicas !== undefined ? { replicas: opts.replicas } : {}),
       };
       await factory.preflight(plan, targetOptions);
       progress.log(`${experiment.name}: ${plan.variants.length} variants, ${plan.estimate.hosts} hosts, ${plan.cells.length} cells, ~${Math.ceil(plan.estimate.measurementSeconds)} s of measurement; run ${runId}`);
@@ -192,10 +206,11 @@ export async function main(argv: string[]): Promise<number> {
     .option("-d, --duration <seconds|Nx>", "measurement time per tool run, or a factor", parseDuration)
     .option("--live-prices", "azure: refresh prices from the Azure Retail Prices API")
     .option("--max-cost <usd>", "azure: fail when the estimated cost is above this", parsePositive)
-    .action(async (ref: string, opts: { json?: boolean; target: string; duration?: PlanOptions["duration"]; livePrices?: boolean; maxCost?: number }) => {
+    .option("--replicas <n>", "independent host sets per variant, overriding the experiment's", parseReplicas)
+    .action(async (ref: string, opts: { json?: boolean; target: string; duration?: PlanOptions["duration"]; livePrices?: boolean; maxCost?: number; replicas?: number }) => {
       if (!findTarget(opts.target)) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
       const { experiment } = await loadExperiment(ref);
-      const plan = buildPlan(experiment, planOptions(experiment, opts.target, opts.duration));
+      const plan = buildPlan(withReplicas(experiment, opts.replicas), planOptions(experiment, opts.target, opts.duration));
       if (opts.target !== "azure") {
         process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan)}\n`);
         return;

@@ -27,6 +27,8 @@ export interface TargetOptions {
   rehearse?: boolean;
   /** The --duration the run was planned with (a listing in another process must match it). */
   duration?: PlanOptions["duration"];
+  /** The --replicas the run was planned with (likewise). */
+  replicas?: number;
   /** Folder run folders are kept in (for printed follow-up commands). */
   resultsRoot: string;
   /** Azure: the cost line the preflight computed, shown again at the confirmation. */

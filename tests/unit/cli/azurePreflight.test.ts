@@ -8,6 +8,8 @@ describe("the offline listing subprocess", () => {
   it("plans the same run: --duration as given and --live-prices", () => {
     expect(listingArgs("/x/e.ts", {})).toEqual(["plan", "/x/e.ts", "--target", "azure"]);
     expect(listingArgs("/x/e.ts", { duration: { seconds: 30 }, livePrices: true })).toEqual(["plan", "/x/e.ts", "--target", "azure", "--duration", "30", "--live-prices"]);
+    // The listing must be of the plan that will run: the same replicas.
+    expect(listingArgs("/x/e.ts", { replicas: 3 })).toEqual(["plan", "/x/e.ts", "--target", "azure", "--replicas", "3"]);
     expect(listingArgs("/x/e.ts", { duration: { factor: 2.5 }, livePrices: false })).toEqual(["plan", "/x/e.ts", "--target", "azure", "--duration", "2.5x"]);
   });
 

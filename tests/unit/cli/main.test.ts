@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { main, planOptions, runExitCode } from "../../../src/cli/main.ts";
+import { main, planOptions, runExitCode, withReplicas } from "../../../src/cli/main.ts";
+import { buildPlan } from "../../../src/plan/buildPlan.ts";
 import { defineExperiment } from "../../../src/index.ts";
 import type { TeardownReport } from "../../../src/results/schema.ts";
 
@@ -145,5 +146,23 @@ describe("stopping a run with a signal (a real process, a fake target)", () => {
     const results = run.results();
     expect(results.status).toBe("interrupted");
     expect(results.teardown.status).toBe("failed");
+  });
+});
+
+describe("--replicas", () => {
+  it("overrides the experiment's replicas: that many independent host sets per variant", () => {
+    const e = defineExperiment({ name: "r", description: "r", axes: { ppg: [false, true] }, hosts: { client: {}, server: {} }, measure: [{ tool: "ping" }] });
+    expect(buildPlan(withReplicas(e, undefined)).deployments).toHaveLength(2);
+    const plan = buildPlan(withReplicas(e, 3));
+    expect(plan.deployments).toHaveLength(6);
+    expect(plan.deployments.map((d) => d.replica)).toEqual([0, 1, 2, 0, 1, 2]);
+  });
+
+  it("refuses what is not a whole number of at least 1, before anything", async () => {
+    for (const bad of ["0", "1.5", "x"]) {
+      const r = await cli(["plan", "ppg-vs-zone", "--replicas", bad]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(`argument '${bad}' is invalid. expected a whole number of at least 1`);
+    }
   });
 });

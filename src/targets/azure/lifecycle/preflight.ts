@@ -22,10 +22,11 @@ export const LISTING_MAX_BUFFER = 256 * 1024 * 1024;
 export type AzurePreflightOptions = TargetOptions;
 
 /** The `latlab plan … --target azure` arguments that list the same run: same duration, same prices. */
-export function listingArgs(source: string, options: Pick<AzurePreflightOptions, "duration" | "livePrices">): string[] {
+export function listingArgs(source: string, options: Pick<AzurePreflightOptions, "duration" | "livePrices" | "replicas">): string[] {
   const args = ["plan", source, "--target", "azure"];
   const d = options.duration;
   if (d) args.push("--duration", "seconds" in d ? String(d.seconds) : `${d.factor}x`);
+  if (options.replicas !== undefined) args.push("--replicas", String(options.replicas));
   if (options.livePrices) args.push("--live-prices");
   return args;
 }
