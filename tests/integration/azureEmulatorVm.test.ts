@@ -287,6 +287,7 @@ describe("emulated Azure VM (bootVm)", () => {
     const ready = await ssh(c, AZURE_READY_COMMAND);
     expect(ready.code).toBe(1);
     expect(ready.stderr).toContain("packages not installed: latlab-no-such-package");
+    expect(ready.stderr).toContain("Failed to install the following packages: {'latlab-no-such-package'}");
     expect(ready.stderr).toContain("E: Unable to locate package latlab-no-such-package");
     const log = await ssh(c, "sudo -n grep -c 'E: Unable to locate package latlab-no-such-package' /var/log/cloud-init-output.log");
     expect(log.stdout.trim()).toBe("1");

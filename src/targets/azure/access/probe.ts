@@ -38,8 +38,9 @@ export const READY_TIMEOUT_SECONDS = 15 * 60;
 export const AZURE_READY_COMMAND =
   `cloud-init status --wait >/dev/null 2>&1; test -f ${READY_MARKER} || ` +
   `{ echo "latlab: cloud-init finished without writing ${READY_MARKER}" >&2; cat ${FAILED_MARKER} >&2 2>/dev/null; cloud-init status --long >&2; ` +
-  // cloud-init's own words (apt's error) end its output log, which is root:adm 0640 on Ubuntu.
-  `echo "--- last lines of /var/log/cloud-init-output.log:" >&2; { tail -n 15 /var/log/cloud-init-output.log || sudo -n tail -n 15 /var/log/cloud-init-output.log; } >&2 2>/dev/null; exit 1; }`;
+  // apt's own words are in cloud-init's output log (root:adm 0640 on Ubuntu; sudo when the admin cannot read it).
+  `l=/var/log/cloud-init-output.log; r() { cat "$l" 2>/dev/null || sudo -n cat "$l"; }; ` +
+  `echo "--- apt's errors and the last lines of $l:" >&2; { r | grep -E '^E: ' | tail -n 10; r | tail -n 10; } >&2 2>/dev/null; exit 1; }`;
 
 /** API version of the IMDS request (documented since 2021-02-01; still served). */
 export const IMDS_API_VERSION = "2021-02-01";
