@@ -109,11 +109,11 @@ export interface ToolResult {
 
 /** The tool ran but its output says it failed, or the output cannot be read. */
 export class ToolOutputError extends Error {
-  constructor(
-    readonly tool: string,
-    message: string,
-  ) {
+  readonly tool: string;
+
+  constructor(tool: string, message: string) {
     super(`${tool}: ${message}`);
+    this.tool = tool;
     this.name = "ToolOutputError";
   }
 }

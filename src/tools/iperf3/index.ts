@@ -31,23 +31,28 @@ export const Iperf3ParamsSchema = z
       .int({ message: "iperf3 -t takes whole seconds (it truncates 1.5 to 1)" })
       .min(1)
       .max(IPERF3_MAX_DURATION)
-      .default(10),
-    /** Parallel streams (`-P`). 3.12 serves them all from one thread (one core). */
-    parallel: z.number().int().min(1).max(IPERF3_MAX_PARALLEL).default(1),
+      .default(10)
+      .describe("Measurement time (`-t`); iperf3 truncates fractions, so whole seconds only. Unit: s."),
+    /**
+     * Parallel streams (`-P`, 1 when not given). 3.12 serves them all from one thread (one
+     * core). No default filled in: parse() warns about a stream count only when one was asked.
+     */
+    parallel: z.number().int().min(1).max(IPERF3_MAX_PARALLEL).optional().describe("Parallel streams (`-P`), 1 when not given; iperf3 3.12 serves them all from one thread (one core). Unit: streams."),
     /** Socket buffer / TCP window (`-w`), e.g. "32M", "256K" (1024-based). */
     window: z
       .string()
       .regex(WINDOW, { message: 'window is a size like "32M", "256K" or "65536"' })
       .refine((w) => (iperf3WindowBytes(w) ?? 0) >= 1, { message: "window must be at least 1 byte" })
       .refine((w) => (iperf3WindowBytes(w) ?? 0) <= IPERF3_MAX_WINDOW, { message: "iperf3 rejects a window above 512M" })
-      .optional(),
-    protocol: z.enum(["tcp", "udp"]).default("tcp"),
+      .optional()
+      .describe('Socket buffer / TCP window (`-w`), like "32M", "256K" or "65536" (K, M, G are 1024-based), at most 512M; clamped to the host\'s socket-buffer limit, with a warning. Unit: bytes.'),
+    protocol: z.enum(["tcp", "udp"]).default("tcp").describe("Transport (`-u` for UDP)."),
     /** Target rate (`-b`), e.g. "100M", "1G", "0" (unlimited). UDP defaults to 1 Mbit/s without it. */
-    bitrate: z.string().regex(BITRATE, { message: 'bitrate is a rate like "100M", "2.5G" or "0"' }).optional(),
+    bitrate: z.string().regex(BITRATE, { message: 'bitrate is a rate like "100M", "2.5G" or "0"' }).optional().describe('Target rate (`-b`), like "100M", "2.5G" or "0" (unlimited); UDP runs at 1 Mbit/s without it. Unit: bit/s.'),
     /** Seconds left out at the start (`-O`): TCP slow start. */
-    omit: z.number().int().min(0).max(IPERF3_MAX_OMIT).default(0),
+    omit: z.number().int().min(0).max(IPERF3_MAX_OMIT).default(0).describe("Time left out at the start (`-O`): TCP slow start. Unit: s."),
     /** Server sends, client receives (`-R`). */
-    reverse: z.boolean().default(false),
+    reverse: z.boolean().default(false).describe("The server sends and the client receives (`-R`)."),
   })
   .strict();
 
@@ -84,20 +89,26 @@ export const iperf3: Iperf3Tool = {
   versionCommand: "iperf3 --version",
   parseVersion: parseIperf3Version,
 
-  server(ctx: ServerContext): ServerSpec {
+  server(ctx: ServerContext, params: Iperf3Params): ServerSpec {
     // One test at a time: a second client gets "the server is busy running a test".
     // TCP and UDP tests both use the TCP control connection on this port (UDP data too).
-    return { command: `iperf3 -s -p ${ctx.port}`, port: ctx.port };
+    // UDP: -J, so that --get-server-output hands the client the receiver's own report as JSON
+    // (server_output_json) rather than as text.
+    const json = params.protocol === "udp" ? " -J" : "";
+    return { command: `iperf3 -s${json} -p ${ctx.port}`, port: ctx.port };
   },
 
   client(ctx: ClientContext, params: Iperf3Params): ClientSpec {
     const parts = ["iperf3", "-c", sh(ctx.targetAddress), "-p", String(ctx.port), "-t", String(params.duration), "-i", "1"];
-    parts.push("-P", String(params.parallel));
+    parts.push("-P", String(params.parallel ?? 1));
     if (params.protocol === "udp") parts.push("-u");
     if (params.bitrate !== undefined) parts.push("-b", params.bitrate);
     if (params.window !== undefined) parts.push("-w", '"$w"');
     if (params.omit > 0) parts.push("-O", String(params.omit));
     if (params.reverse) parts.push("-R");
+    // UDP: the goodput, loss and jitter per interval are the receiver's; the client sends, so
+    // only the server's report has them (with -R the client receives and reports them itself).
+    if (params.protocol === "udp" && !params.reverse) parts.push("--get-server-output");
     parts.push("--json");
     return {
       command: params.window === undefined ? parts.join(" ") : `${windowClamp(iperf3WindowBytes(params.window)!)}; ${parts.join(" ")}`,
@@ -112,10 +123,11 @@ export const iperf3: Iperf3Tool = {
       { stdout: output.stdout, stderr: output.stderr, exitCode: output.exitCode },
       {
         ...(params.window !== undefined ? { window: params.window } : {}),
+        ...(params.window !== undefined && clamped ? { windowApplied: Number(clamped[2]) } : {}),
         ...(params.bitrate !== undefined ? { bitrate: params.bitrate } : {}),
         protocol: params.protocol,
         reverse: params.reverse,
-        parallel: params.parallel,
+        ...(params.parallel !== undefined ? { parallel: params.parallel } : {}),
       },
     );
     if (!clamped) return result;
@@ -142,20 +154,35 @@ export const iperf3: Iperf3Tool = {
     const n = (k: string) => (typeof reported[k] === "number" ? (reported[k] as number) : undefined);
     const goodput = n("receiverMbps");
     if (goodput !== undefined) {
-      const parts = [`goodput ${goodput.toFixed(1)} Mbit/s (receiver)`];
+      const udp = reported.protocol === "UDP";
+      const sent = n("senderMbps");
+      const parts = [`goodput ${goodput.toFixed(1)} Mbit/s (receiver${udp && sent !== undefined ? `; sent ${sent.toFixed(1)} Mbit/s` : ""})`];
       const retr = n("retransmits");
       if (retr !== undefined) parts.push(`${retr} retransmits`);
       const rtt = n("meanRttUs");
       if (rtt !== undefined) parts.push(`mean RTT ${rtt} µs`);
       const lost = n("lostPercent");
-      if (lost !== undefined) parts.push(`${lost}% lost, jitter ${n("jitterMs") ?? "?"} ms`);
+      if (lost !== undefined) {
+        const lostPackets = n("lostPackets");
+        const packets = n("packets");
+        const counts = lostPackets !== undefined && packets !== undefined ? `${lostPackets}/${packets} datagrams lost (${lost}%)` : `${lost}% lost`;
+        parts.push(`${counts}, jitter ${n("jitterMs") ?? "?"} ms`);
+      }
       lines.push(parts.join(", "));
     }
     const snd = n("sndbufActual");
     const rcv = n("rcvbufActual");
-    const req = n("requestedWindow");
-    if (req !== undefined && (snd !== undefined || rcv !== undefined)) {
-      lines.push(`window: asked ${req} bytes, granted sndbuf ${snd ?? "?"} / rcvbuf ${rcv ?? "?"} bytes`);
+    // requestedWindow is what -w got; when latlab lowered it to the host's limit, what the user
+    // asked (windowAsked, windowAskedBytes) comes first.
+    const applied = n("requestedWindow");
+    const askedBytes = n("windowAskedBytes");
+    const asked = typeof reported.windowAsked === "string" ? reported.windowAsked : undefined;
+    if (applied !== undefined && (snd !== undefined || rcv !== undefined)) {
+      const what =
+        askedBytes !== undefined && askedBytes !== applied
+          ? `asked ${asked ?? `${askedBytes} bytes`} (${askedBytes} bytes), applied ${applied} bytes (this host's limit)`
+          : `asked ${applied} bytes`;
+      lines.push(`window: ${what}, granted sndbuf ${snd ?? "?"} / rcvbuf ${rcv ?? "?"} bytes`);
     }
     return lines;
   },

@@ -8,9 +8,16 @@
  *    test_start {protocol, num_streams, omit, duration, reverse, …}, target_bitrate.
  *  - intervals[]: {streams[], sum}; sum.bits_per_second per interval, sum.omitted for the -O
  *    warm-up (after it the clock restarts at 0), sum.sender = whether the client sent.
- *  - end: sum_sent / sum_received (TCP; UDP too since 3.2x), streams[].sender.{mean_rtt,
- *    min_rtt, max_rtt} in µs (0 when unknown: reverse mode, macOS), sum (UDP: jitter_ms,
- *    lost_packets, lost_percent), cpu_utilization_percent.
+ *  - end: sum_sent / sum_received, streams[].sender.{mean_rtt, min_rtt, max_rtt} in µs (0
+ *    when unknown: reverse mode, macOS), cpu_utilization_percent. UDP (3.12, 3.16 captured):
+ *    sum_received is the RECEIVER (its bytes / bits_per_second are the goodput, with its
+ *    jitter_ms, lost_packets and packets = its Lost/Total datagrams); sum_sent is the sender
+ *    alone (jitter 0, lost 0); `sum` is the SENDER's bytes, rate and packet count with the
+ *    receiver's jitter and lost count copied in, and lost_percent = lost / sent. iperf3 before
+ *    esnet/iperf pull request #1174 (2021, after 3.10) has `sum` alone.
+ *  - server_output_json (with --get-server-output, the server started with -J): the server's
+ *    own document, whose intervals are the receiver's per-interval report when the client sent.
+ *    A server without -J gives server_output_text instead.
  *  - error: a string when the test failed. Present even when intervals exist (server killed
  *    mid-test). iperf3 3.12 exits 0 in that case.
  *
@@ -118,6 +125,11 @@ function explainError(message: string): string {
 export interface Iperf3Expect {
   /** The -w asked for, as given ("32M"). */
   window?: string;
+  /**
+   * Bytes actually passed to -w when latlab lowered the window to the host's socket-buffer
+   * limit (the client's clamp, see iperf3/index.ts); undefined when -w got `window` itself.
+   */
+  windowApplied?: number;
   protocol?: "tcp" | "udp";
   reverse?: boolean;
   bitrate?: string;
@@ -151,17 +163,54 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
   const r: Iperf3Reported = { protocol, reverse: reverse ? "yes" : "no" };
   const version = parseIperf3Version(str(start.version) ?? "");
   if (version) r.version = version;
-  const streams = num(testStart.num_streams) ?? (arr(end.streams).length || undefined);
+  // test_start.num_streams is the -P iperf3 ran with. end.streams lists one entry per stream
+  // and direction (--bidir: twice -P), so it only stands in when num_streams is missing.
+  const listed = arr(end.streams).length;
+  const bidir = num(testStart.bidir) !== undefined && num(testStart.bidir) !== 0;
+  const streams = num(testStart.num_streams) ?? ((bidir ? listed / 2 : listed) || undefined);
   if (streams !== undefined) r.streams = streams;
   const omit = num(testStart.omit);
   if (omit !== undefined) r.omitSeconds = omit;
   const duration = num(testStart.duration);
   if (duration !== undefined) r.durationSeconds = duration;
 
+  // --- end-of-test summary ---------------------------------------------------------------------
+  const sumSent = obj(end.sum_sent);
+  const sumReceived = obj(end.sum_received);
+  const sum = obj(end.sum);
+  const sentBps = num(sumSent?.bits_per_second) ?? (udp && sum?.sender !== false ? num(sum?.bits_per_second) : undefined);
+  let receivedBps = num(sumReceived?.bits_per_second);
+  if (sentBps !== undefined) r.senderMbps = mbps(sentBps);
+  if (receivedBps === undefined && udp && sum) {
+    // Old iperf3 (before 3.11) UDP: only end.sum, whose rate is the sender's; the receiver got
+    // that minus the lost share.
+    const bps = num(sum.bits_per_second);
+    const lost = num(sum.lost_percent);
+    if (bps !== undefined && lost !== undefined) {
+      receivedBps = bps * (1 - lost / 100);
+      warnings.push("no end.sum_received in this iperf3's UDP output; receiver goodput estimated as sum × (1 − lost_percent)");
+    }
+  }
+  if (receivedBps !== undefined) r.receiverMbps = mbps(receivedBps);
+
   // --- samples: one per interval, all streams summed ------------------------------------------
-  const all = arr(doc.intervals).map((i) => obj(obj(i)?.sum)).filter((s): s is Json => s !== undefined);
-  const kept = all.filter((s) => s.omitted !== true);
-  const omitted = all.length - kept.length;
+  // TCP: the client's intervals (the sender's rate; receiverMbps has the goodput). UDP: the
+  // receiver's intervals, because a UDP sender's rate is only the rate it was told to send.
+  const clientIntervals = intervalSums(doc.intervals);
+  let chosen = clientIntervals;
+  if (udp) {
+    const serverIntervals = intervalSums(obj(doc.server_output_json)?.intervals);
+    if (clientIntervals.length > 0 && clientIntervals.every((s) => s.sender === false)) {
+      r.goodputFrom = "receiver intervals (client, -R)";
+    } else if (serverIntervals.length > 0 && serverIntervals.every((s) => s.sender === false)) {
+      chosen = serverIntervals;
+      r.goodputFrom = "receiver intervals (server report)";
+    } else {
+      chosen = [];
+    }
+  }
+  const kept = chosen.filter((s) => s.omitted !== true);
+  const omitted = chosen.length - kept.length;
   const lengths = kept.map((s) => num(s.seconds) ?? 0).sort((a, b) => a - b);
   const median = lengths.length ? lengths[Math.floor(lengths.length / 2)]! : 0;
   const samples: number[] = [];
@@ -178,27 +227,21 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
     samples.push(mbps(bps));
   }
   if (omitted) r.omittedIntervals = omitted;
-  if (short) warnings.push(`left out ${short} interval(s) shorter than a quarter of the others (a partial last report)`);
-  const intervalsSenderSide = kept.some((s) => s.sender === true);
-
-  // --- end-of-test summary ---------------------------------------------------------------------
-  const sumSent = obj(end.sum_sent);
-  const sumReceived = obj(end.sum_received);
-  const sum = obj(end.sum);
-  const sentBps = num(sumSent?.bits_per_second);
-  let receivedBps = num(sumReceived?.bits_per_second);
-  if (sentBps !== undefined) r.senderMbps = mbps(sentBps);
-  if (receivedBps === undefined && udp && sum) {
-    // Old iperf3 (3.1–3.x) UDP: only end.sum, whose rate is the sender's; the receiver got
-    // that minus the lost share.
-    const bps = num(sum.bits_per_second);
-    const lost = num(sum.lost_percent);
-    if (bps !== undefined && lost !== undefined) {
-      receivedBps = bps * (1 - lost / 100);
-      warnings.push("no end.sum_received in this iperf3's UDP output; receiver goodput estimated as sum × (1 − lost_percent)");
-    }
+  if (short) {
+    r.partialIntervalsLeftOut = short;
+    // The server's UDP report always ends with one (the datagrams in flight at the end): routine.
+    const routine = r.goodputFrom === "receiver intervals (server report)" && short === 1 && kept.at(-1) !== undefined && (num(kept.at(-1)!.seconds) ?? 0) < 0.25 * median;
+    if (!routine) warnings.push(`left out ${short} interval(s) shorter than a quarter of the others (a partial last report)`);
   }
-  if (receivedBps !== undefined) r.receiverMbps = mbps(receivedBps);
+  if (udp && chosen.length === 0 && clientIntervals.length > 0 && receivedBps !== undefined) {
+    // A hand run without --get-server-output: the only receiver figure is the average.
+    samples.push(mbps(receivedBps));
+    r.goodputFrom = sumReceived ? "receiver average (end.sum_received)" : "receiver average (estimated from end.sum)";
+    warnings.push(
+      "UDP: no per-interval receiver report in this output (run the client with --get-server-output against a server started with -J): the value is one sample, the receiver's average goodput",
+    );
+  }
+  const intervalsSenderSide = kept.some((s) => s.sender === true);
 
   if (!udp) {
     const retr = num(sumSent?.retransmits);
@@ -207,19 +250,23 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
     const cc = str(end.sender_tcp_congestion);
     if (cc) r.senderCongestion = cc;
   } else {
-    // Receiver-side UDP statistics: end.sum (3.x), else sum_received.
-    const u = sum ?? sumReceived;
-    const jitter = num(u?.jitter_ms) ?? num(sumReceived?.jitter_ms);
-    const lostPackets = num(u?.lost_packets) ?? num(sumReceived?.lost_packets);
-    const lostPercent = num(u?.lost_percent) ?? num(sumReceived?.lost_percent);
-    const packets = num(u?.packets) ?? num(sumReceived?.packets);
+    // The receiver's statistics: end.sum_received (3.x), else end.sum (old iperf3). The loss is
+    // the receiver's Lost/Total datagrams, as its own report prints it; iperf3's lost_percent
+    // divides by the datagrams sent instead, which also counts the last ones still in flight.
+    const u = sumReceived ?? sum;
+    const jitter = num(u?.jitter_ms);
+    const lostPackets = num(u?.lost_packets);
+    const packets = num(u?.packets);
+    const lostPercent = lostPackets !== undefined && packets ? (100 * lostPackets) / packets : num(u?.lost_percent);
+    const sentPackets = num(sumSent?.packets);
     if (jitter !== undefined) r.jitterMs = round(jitter, 6);
     if (lostPackets !== undefined) r.lostPackets = lostPackets;
     if (packets !== undefined) r.packets = packets;
+    if (sentPackets !== undefined) r.sentPackets = sentPackets;
     if (lostPercent !== undefined) {
       r.lostPercent = round(lostPercent, 4);
       if (lostPercent > 0) {
-        warnings.push(`UDP: ${lostPackets ?? "?"} of ${packets ?? "?"} datagrams lost (${round(lostPercent, 2)}%)`);
+        warnings.push(`UDP: ${lostPackets ?? "?"} of ${packets ?? "?"} datagrams lost (${round(lostPercent, 2)}%) at the receiver`);
       }
     }
     const target = num(start.target_bitrate) ?? num(testStart.target_bitrate);
@@ -236,14 +283,17 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
   if (remote !== undefined) r.cpuRemotePct = round(remote, 2);
 
   // --- socket buffers: asked for vs granted -----------------------------------------------------
-  const requested = num(start.sock_bufsize) || (expect.window ? iperf3WindowBytes(expect.window) : undefined);
+  // sock_bufsize is what -w got: the asked window, or the host's limit when latlab clamped it.
+  const applied = num(start.sock_bufsize) || expect.windowApplied || (expect.window ? iperf3WindowBytes(expect.window) : undefined);
   const snd = num(start.sndbuf_actual);
   const rcv = num(start.rcvbuf_actual);
   if (snd !== undefined) r.sndbufActual = snd;
   if (rcv !== undefined) r.rcvbufActual = rcv;
-  if (requested) {
-    r.requestedWindow = requested;
-    warnings.push(...windowWarnings(requested, snd, rcv, /linux/i.test(str(start.system_info) ?? "")));
+  if (expect.window !== undefined) r.windowAsked = expect.window;
+  if (applied) {
+    r.requestedWindow = applied;
+    const asked = expect.windowApplied !== undefined && expect.window !== undefined ? expect.window : undefined;
+    warnings.push(...windowWarnings(applied, snd, rcv, /linux/i.test(str(start.system_info) ?? ""), asked));
   }
   if (expect.window && !num(start.sock_bufsize)) {
     warnings.push(`asked for -w ${expect.window} but iperf3's JSON shows no socket buffer request (sock_bufsize = 0)`);
@@ -251,10 +301,13 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
 
   // --- sanity ----------------------------------------------------------------------------------
   if (samples.length === 0) {
-    if (all.length > 0) throw new ToolOutputError(TOOL, `all ${all.length} intervals were omitted (-O) or partial: nothing measured`);
+    if (udp && clientIntervals.length > 0 && chosen.length === 0) {
+      throw new ToolOutputError(TOOL, "UDP: no receiver figures in the output (no end.sum_received, no server report): nothing the receiver got to report");
+    }
+    if (chosen.length > 0) throw new ToolOutputError(TOOL, `all ${chosen.length} intervals were omitted (-O) or partial: nothing measured`);
     throw new ToolOutputError(TOOL, "iperf3 reported no intervals");
   }
-  if (intervalsSenderSide && r.receiverMbps !== undefined && r.senderMbps !== undefined) {
+  if (!udp && intervalsSenderSide && r.receiverMbps !== undefined && r.senderMbps !== undefined) {
     const sent = r.senderMbps as number;
     const got = r.receiverMbps as number;
     if (sent > 0 && Math.abs(sent - got) / sent > 0.05) {
@@ -263,6 +316,8 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
       );
     }
   }
+  // Only a count that was asked for: a parameter left to its default (`latlab parse` without
+  // --params) says nothing about how a capture was made.
   if (expect.parallel !== undefined && streams !== undefined && streams !== expect.parallel) {
     warnings.push(`iperf3 ran ${streams} stream(s), not the ${expect.parallel} asked for`);
   }
@@ -271,6 +326,13 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
   }
 
   return { metric: "throughput", unit: "Mbit/s", samples, reported: r, warnings };
+}
+
+/** intervals[].sum of a document (the client's, or the server's server_output_json). */
+function intervalSums(intervals: unknown): Json[] {
+  return arr(intervals)
+    .map((i) => obj(obj(i)?.sum))
+    .filter((s): s is Json => s !== undefined);
 }
 
 /**
@@ -309,8 +371,10 @@ export function rttFromStreams(streams: unknown[]): { meanRttUs?: number; minRtt
  * reports) twice the value asked for, capped at 2 × wmem_max / rmem_max: a granted size below
  * 2 × requested means the kernel clamped it even when it still exceeds the request.
  */
-export function windowWarnings(requested: number, snd: number | undefined, rcv: number | undefined, linux: boolean): string[] {
+export function windowWarnings(requested: number, snd: number | undefined, rcv: number | undefined, linux: boolean, asked?: string): string[] {
   const out: string[] = [];
+  // `asked`: the window the user asked for when -w got less (the host's limit, see index.ts).
+  const lead = asked === undefined ? `asked for ${requested} bytes (${human(requested)})` : `${asked} asked, applied ${requested} bytes (${human(requested)})`;
   const granted = [
     ["sndbuf", snd],
     ["rcvbuf", rcv],
@@ -318,7 +382,7 @@ export function windowWarnings(requested: number, snd: number | undefined, rcv: 
   const small = granted.filter(([, v]) => v !== undefined && v < requested);
   if (small.length) {
     out.push(
-      `window: asked for ${requested} bytes (${human(requested)}) but the kernel granted ${small
+      `window: ${lead} but the kernel granted ${small
         .map(([k, v]) => `${k} ${v} bytes (${human(v!)})`)
         .join(", ")}: the window is smaller than requested (net.core.wmem_max / rmem_max)`,
     );
@@ -326,7 +390,7 @@ export function windowWarnings(requested: number, snd: number | undefined, rcv: 
     const clamped = granted.filter(([, v]) => v !== undefined && v < 2 * requested);
     if (clamped.length) {
       out.push(
-        `window: asked for ${requested} bytes (${human(requested)}); Linux grants twice that when allowed, but gave ${clamped
+        `window: ${lead}; Linux grants twice that when allowed, but gave ${clamped
           .map(([k, v]) => `${k} ${v} bytes (${human(v!)})`)
           .join(", ")}: clamped by net.core.wmem_max / rmem_max`,
       );

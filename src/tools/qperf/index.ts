@@ -30,18 +30,19 @@ export const QPERF_TESTS = ["tcp_lat", "udp_lat", "tcp_bw"] as const;
 export const QperfParamsSchema = z
   .object({
     /** One qperf test per measure: tcp_lat / udp_lat (RTT, µs) or tcp_bw (Mbit/s). */
-    test: z.enum(QPERF_TESTS).default("tcp_lat"),
+    test: z.enum(QPERF_TESTS).default("tcp_lat").describe("The one qperf test of this measure: tcp_lat or udp_lat (RTT, µs; qperf prints one-way latency, doubled) or tcp_bw (Mbit/s)."),
     /** Bytes per message (`-m`). For tcp_bw qperf's own default is 64 KiB. */
-    messageSize: z.number().int().min(1).max(QPERF_MAX_MESSAGE_SIZE).default(64),
+    messageSize: z.number().int().min(1).max(QPERF_MAX_MESSAGE_SIZE).default(64).describe("Message size (`-m`); for tcp_bw qperf's own default is 64 KiB. Unit: bytes."),
     /** Seconds of measurement (`-t`); qperf takes whole seconds. */
     duration: z
       .number()
       .int({ message: "qperf -t takes whole seconds" })
       .min(1)
       .max(QPERF_MAX_DURATION)
-      .default(5),
+      .default(5)
+      .describe("Measurement time (`-t`); qperf takes whole seconds. Unit: s."),
     /** Port of the test's data socket (`-ip`); default the listen port + 1000. */
-    dataPort: z.number().int().min(1).max(65535).optional(),
+    dataPort: z.number().int().min(1).max(65535).optional().describe("Port of the test's data socket (`-ip`); unset: the listen port + 1000."),
   })
   .strict()
   .superRefine((p, ctx) => {

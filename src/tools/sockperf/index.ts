@@ -18,25 +18,31 @@ export const SOCKPERF_MAX_DURATION = 36_000_000;
 
 export const SockperfParamsSchema = z
   .object({
-    protocol: z.enum(["tcp", "udp"]).default("tcp"),
+    protocol: z.enum(["tcp", "udp"]).default("tcp").describe("Transport of the ping-pong messages (`--tcp` for TCP)."),
     /** Payload bytes per message. */
     messageSize: z
       .number()
       .int()
       .min(SOCKPERF_MIN_MESSAGE_SIZE)
       .max(SOCKPERF_MAX_MESSAGE_SIZE)
-      .default(64),
+      .default(64)
+      .describe("Payload per message (`-m`). Unit: bytes."),
     /** Seconds of measurement (`-t`). sockperf accepts whole seconds only. */
     duration: z
       .number()
       .positive()
       .int({ message: "sockperf -t takes whole seconds (it rejects e.g. 0.5)" })
       .max(SOCKPERF_MAX_DURATION)
-      .default(5),
+      .default(5)
+      .describe("Measurement time (`-t`); sockperf takes whole seconds only. Unit: s."),
     /** Messages per second, or "max" (sockperf's default in ping-pong). */
-    mps: z.union([z.number().int().positive(), z.literal("max")]).optional(),
-    /** Ask sockperf to print RTT instead of RTT/2. Parsing normalises to RTT either way. */
-    fullRtt: z.boolean().default(true),
+    mps: z.union([z.number().int().positive(), z.literal("max")]).optional().describe('Messages per second (`--mps`), or "max"; unset: sockperf\'s own default ("max" in ping-pong). Unit: messages/s.'),
+    /**
+     * Ask sockperf to print RTT instead of RTT/2 (true when not given). Parsing normalises to
+     * RTT either way. No default filled in: parse() warns that sockperf printed the other mode
+     * only when a mode was asked for (a hand capture parsed with the defaults asked nothing).
+     */
+    fullRtt: z.boolean().optional().describe("Ask sockperf to print RTT instead of RTT/2 (`--full-rtt`), true when not given; the samples are normalised to RTT either way."),
   })
   .strict();
 
@@ -91,7 +97,7 @@ export const sockperf: SockperfTool = {
     parts.push("-i", sh(ctx.targetAddress), "-p", String(ctx.port));
     parts.push("-m", String(params.messageSize), "-t", String(params.duration));
     if (params.mps !== undefined) parts.push("--mps", String(params.mps));
-    if (params.fullRtt) parts.push("--full-rtt");
+    if (params.fullRtt !== false) parts.push("--full-rtt");
     parts.push("--full-log", sh(log));
     return {
       command: parts.join(" "),
@@ -108,7 +114,7 @@ export const sockperf: SockperfTool = {
         exitCode: output.exitCode,
         fullLog: pickFullLog(output.files),
       },
-      { fullRtt: params.fullRtt },
+      params.fullRtt === undefined ? {} : { fullRtt: params.fullRtt },
     );
   },
 

@@ -21,15 +21,15 @@ const START_WAIT_SECONDS = 10;
 export const TcpEchoParamsSchema = z
   .object({
     /** Seconds between probe slots (fixed schedule on the monotonic clock). */
-    interval: z.number().min(0.001).max(3600).default(1),
+    interval: z.number().min(0.001).max(3600).default(1).describe("Time between probe slots, on a fixed schedule of the monotonic clock. Unit: s."),
     /** Bytes per probe (seed 000: 64). */
-    payload: z.number().int().min(1).max(TCP_ECHO_MAX_PAYLOAD).default(64),
+    payload: z.number().int().min(1).max(TCP_ECHO_MAX_PAYLOAD).default(64).describe("Size of one probe (seed 000: 64). Unit: bytes."),
     /** Seconds the client runs (seed 000: ~11 h = 39 600). */
-    duration: z.number().positive().max(TCP_ECHO_MAX_DURATION).default(60),
+    duration: z.number().positive().max(TCP_ECHO_MAX_DURATION).default(60).describe("How long the client runs (seed 000: about 11 h = 39600). Unit: s."),
     /** Seconds one TCP connection attempt may take. */
-    connectTimeout: z.number().min(0.1).max(120).default(5),
+    connectTimeout: z.number().min(0.1).max(120).default(5).describe("Time one TCP connection attempt may take. Unit: s."),
     /** No complete echo within this many seconds counts as a break (then: reconnect). */
-    replyTimeout: z.number().min(0.01).max(600).default(10),
+    replyTimeout: z.number().min(0.01).max(600).default(10).describe("No complete echo within this time counts as a break; the client then reconnects. Unit: s."),
   })
   .strict();
 

@@ -11,12 +11,12 @@ export const NMAP_MAX_TTL = 30;
 export const TracerouteParamsSchema = z
   .object({
     /** TCP port the SYN probes go to (`-p`). 22: the server's sshd is always listening. */
-    port: z.number().int().min(1).max(65535).default(22),
+    port: z.number().int().min(1).max(65535).default(22).describe("TCP port the SYN probes go to (`-p`); 22, the server's sshd, is always listening."),
     /**
      * A SYN scan needs raw sockets. "auto": run nmap directly as root, else through `sudo -n`
      * (decided on the host with `id -u`); "always": always `sudo -n`; "never": never sudo.
      */
-    sudo: z.enum(["auto", "always", "never"]).default("auto"),
+    sudo: z.enum(["auto", "always", "never"]).default("auto").describe('A SYN scan needs raw sockets. "auto": nmap directly as root, else through `sudo -n` (decided on the host); "always": always `sudo -n`; "never": never sudo.'),
   })
   .strict();
 

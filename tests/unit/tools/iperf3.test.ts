@@ -22,7 +22,8 @@ const defaults = (over: Partial<Iperf3Params> = {}): Iperf3Params => Iperf3Param
 
 describe("iperf3 params", () => {
   it("fills defaults", () => {
-    expect(Iperf3ParamsSchema.parse({})).toEqual({ duration: 10, parallel: 1, protocol: "tcp", omit: 0, reverse: false });
+    // parallel has no default filled in (the client passes -P 1): see "no stream-count warning" below
+    expect(Iperf3ParamsSchema.parse({})).toEqual({ duration: 10, protocol: "tcp", omit: 0, reverse: false });
   });
 
   it("accepts windows and bitrates in iperf3's notation", () => {
@@ -74,7 +75,7 @@ describe("iperf3 commands", () => {
     expect(command.endsWith('; iperf3 -c 198.18.0.2 -p 11001 -t 30 -i 1 -P 4 -w "$w" -O 2 -R --json')).toBe(true);
     expect(command.startsWith("w=33554432; ")).toBe(true);
     const u = defaults({ protocol: "udp", bitrate: "1G", duration: 5 });
-    expect(iperf3.client(cctx, u).command).toBe("iperf3 -c 198.18.0.2 -p 11001 -t 5 -i 1 -P 1 -u -b 1G --json");
+    expect(iperf3.client(cctx, u).command).toBe("iperf3 -c 198.18.0.2 -p 11001 -t 5 -i 1 -P 1 -u -b 1G --get-server-output --json");
   });
 
   it("durations: omit counts in the estimate, not in the measurement", () => {
@@ -184,7 +185,9 @@ describe("iperf3 3.12 captures (this machine)", () => {
 
   it("UDP 100M: jitter, loss, target", () => {
     const r = iperf3.parse(output("udp.json"), defaults({ protocol: "udp", bitrate: "100M", duration: 3 }));
-    expect(r.samples).toEqual([100.127489638, 99.8759710392, 100.139807819]);
+    // Captured without --get-server-output: the intervals (100.127, 99.876, 100.140) are the
+    // sender's; the one receiver figure is end.sum_received.
+    expect(r.samples).toEqual([100.045690622]);
     expect(r.reported).toMatchObject({
       protocol: "UDP",
       receiverMbps: 100.045690622,
@@ -196,13 +199,14 @@ describe("iperf3 3.12 captures (this machine)", () => {
       targetMbps: 100,
     });
     expect(r.reported?.retransmits).toBeUndefined();
-    expect(r.warnings).toEqual([]);
+    expect(r.warnings).toEqual([expect.stringContaining("UDP: no per-interval receiver report in this output")]);
   });
 
   it("UDP unlimited: loss reported and warned", () => {
     const r = iperf3.parse(output("udp-loss.json"), defaults({ protocol: "udp", bitrate: "0", duration: 3 }));
+    expect(r.samples).toEqual([37297.7317667]); // end.sum_received; the sender's is 38257.8
     expect(r.reported).toMatchObject({ lostPackets: 10978, packets: 437840, lostPercent: 2.5073, jitterMs: 0.007105 });
-    expect(r.warnings).toEqual(["UDP: 10978 of 437840 datagrams lost (2.51%)"]);
+    expect(r.warnings).toContain("UDP: 10978 of 437840 datagrams lost (2.51%) at the receiver");
   });
 
   it("UDP without a bitrate: iperf3's 1 Mbit/s default is flagged", () => {
@@ -270,24 +274,26 @@ describe("iperf3 errors", () => {
 });
 
 describe("iperf3 other versions (public output)", () => {
-  it("3.16 UDP on Azure with 92% loss: samples are the sender's rate, goodput is far lower", () => {
+  it("3.16 UDP on Azure with 92% loss: the value is the receiver's 131.6 Mbit/s, not the sender's 1667", () => {
     const r = iperf3.parse(output("v3.16-udp-azure-loss.public.json"), defaults({ protocol: "udp", bitrate: "0", duration: 20 }));
-    expect(r.samples).toHaveLength(20);
-    expect(r.samples[0]).toBe(1653.39473002);
-    expect(r.samples[19]).toBe(1711.233474);
+    // 20 client intervals (1653.4 … 1711.2 Mbit/s) are the sender's; no server report in this
+    // capture, so the one receiver figure, end.sum_received, is the value.
+    expect(r.samples).toEqual([131.580149068]);
     expect(r.reported).toMatchObject({
       version: "3.16",
+      goodputFrom: "receiver average (end.sum_received)",
       receiverMbps: 131.580149068,
       senderMbps: 1667.40240029,
       lostPackets: 2744190,
-      packets: 2981960,
-      lostPercent: 92.0264,
+      packets: 2981957, // the receiver's Lost/Total; end.sum has the 2981960 sent
+      sentPackets: 2981960,
+      lostPercent: 92.0265,
       jitterMs: 0.05129,
       cpuHostPct: 97.53,
     });
     expect(r.warnings).toEqual([
-      "UDP: 2744190 of 2981960 datagrams lost (92.03%)",
-      "the per-interval samples are the sender's rate (1667.4 Mbit/s overall) but the receiver got 131.6 Mbit/s: use receiverMbps for goodput",
+      "UDP: no per-interval receiver report in this output (run the client with --get-server-output against a server started with -J): the value is one sample, the receiver's average goodput",
+      "UDP: 2744190 of 2981957 datagrams lost (92.03%) at the receiver",
     ]);
   });
 
@@ -384,5 +390,110 @@ describe("iperf3 window above the host's socket-buffer limit", () => {
     const r = iperf3.parse(clientOutput({ stdout, stderr: "latlab-iperf3: window 33554432 above host limit 4194304\n" }), p);
     expect(r.reported).toMatchObject({ windowAskedBytes: 33554432, windowHostMaxBytes: 4194304 });
     expect(r.warnings[0]).toMatch(/above this host's limit .* 4194304 bytes: ran with -w 4194304/);
+  });
+});
+
+describe("issue 10: UDP is measured at the receiver (goodput, loss, jitter)", () => {
+  // In iperf3 3.x UDP JSON, end.sum_received is the receiver: its bytes and bits_per_second are
+  // the goodput, with the receiver's jitter and Lost/Total datagrams. end.sum has the SENDER's
+  // bytes and rate (sender: true) with the receiver's jitter and loss grafted on, and end.sum_sent
+  // is the sender alone (jitter 0, lost 0). The client's intervals[] are the sender's side too;
+  // only --get-server-output (server_output_json, a server started with -J) or -R gives the
+  // receiver's own per-interval report.
+  it("the latlab UDP client asks for the server's report, and its server speaks JSON", () => {
+    const u = defaults({ protocol: "udp", bitrate: "50M", duration: 2 });
+    expect(iperf3.client(clientContext(), u).command).toBe("iperf3 -c 198.18.0.2 -p 11001 -t 2 -i 1 -P 1 -u -b 50M --get-server-output --json");
+    expect(iperf3.server(serverContext(), u)).toEqual({ command: "iperf3 -s -J -p 11001", port: 11001 });
+    // -R: the client is the receiver, its own intervals are the receiver's report
+    expect(iperf3.client(clientContext(), { ...u, reverse: true }).command).not.toContain("--get-server-output");
+    expect(iperf3.client(clientContext(), defaults()).command).not.toContain("--get-server-output");
+  });
+
+  it("-b 0 on loopback (72% lost): samples are the receiver's per-interval goodput, not the sender's rate", () => {
+    const r = iperf3.parse(output("udp-b0-server-output.json"), defaults({ protocol: "udp", bitrate: "0", duration: 3 }));
+    // server_output_json.intervals[].sum.bits_per_second (sender: false); the 0.28 ms tail is left out
+    expect(r.samples).toEqual([6856.90199935, 7349.3278786, 5231.7034019]);
+    // not the client's (sender) intervals: 24949.7, 25025.2, 18742.8
+    expect(Math.max(...r.samples)).toBeLessThan(8000);
+    expect(r.reported).toMatchObject({
+      protocol: "UDP",
+      goodputFrom: "receiver intervals (server report)",
+      receiverMbps: 6480.59371603, // end.sum_received
+      senderMbps: 22908.5045303, // end.sum_sent
+      lostPackets: 187998,
+      packets: 262170,
+      lostPercent: 71.7084,
+      jitterMs: 0.001481,
+      partialIntervalsLeftOut: 1, // the server report's routine 0.28 ms tail: no warning
+    });
+    expect(r.warnings.join("\n")).not.toContain("sender's rate");
+    expect(r.warnings.join("\n")).not.toContain("left out");
+    expect(r.warnings).toContain("UDP: 187998 of 262170 datagrams lost (71.71%) at the receiver");
+    const lines = iperf3.describe!(r.reported as Record<string, number | string>, r.samples, r.warnings);
+    expect(lines[0]).toBe("goodput 6480.6 Mbit/s (receiver; sent 22908.5 Mbit/s), 187998/262170 datagrams lost (71.7084%), jitter 0.001481 ms");
+  });
+
+  it("-b 50M: one datagram lost at the receiver shows in goodput and loss", () => {
+    const r = iperf3.parse(output("udp-b50M-server-output.json"), defaults({ protocol: "udp", bitrate: "50M", duration: 2 }));
+    expect(r.samples).toEqual([49.8026282621, 50.06945625]);
+    expect(r.reported).toMatchObject({ receiverMbps: 49.9337132641, senderMbps: 50.0668504569, lostPackets: 1, packets: 382, lostPercent: 0.2618 });
+    expect(r.warnings).toEqual(["UDP: 1 of 382 datagrams lost (0.26%) at the receiver"]);
+  });
+
+  it("-R: the client received, its own intervals are the goodput", () => {
+    const r = iperf3.parse(output("udp-b50M-reverse.json"), defaults({ protocol: "udp", bitrate: "50M", duration: 2, reverse: true }));
+    expect(r.samples).toEqual([50.0654515468, 50.0210846190]);
+    expect(r.reported).toMatchObject({ goodputFrom: "receiver intervals (client, -R)", receiverMbps: 50.0432563121, lostPackets: 0, packets: 382 });
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("a hand run without the server's report: one sample, the receiver's average goodput, and a note", () => {
+    // `iperf3 -c 127.0.0.1 -p 15201 -u -b 50M -t 2 -J`
+    const r = iperf3.parse(output("udp-b50M-hand.json"), defaults({ protocol: "udp", bitrate: "50M", duration: 2 }));
+    expect(r.samples).toEqual([50.0641221069]); // end.sum_received, not the sender's 50.0658, 50.0691
+    expect(r.reported).toMatchObject({ goodputFrom: "receiver average (end.sum_received)", receiverMbps: 50.0641221069 });
+    expect(r.warnings).toEqual([
+      "UDP: no per-interval receiver report in this output (run the client with --get-server-output against a server started with -J): the value is one sample, the receiver's average goodput",
+    ]);
+  });
+});
+
+describe("issue 10: a window clamped to the host's limit is reported as asked and as applied", () => {
+  it("256M asked on a host whose limit is 4 MiB: the lines name 256M and the 4194304 applied", () => {
+    // latlab's own client command for window 256M, run by sh (see the README)
+    const p = defaults({ window: "256M", duration: 2 });
+    const r = iperf3.parse(fixtureOutput("iperf3", { stdout: "tcp-w256M-clamped.json", stderr: "tcp-w256M-clamped.stderr" }), p);
+    expect(r.reported).toMatchObject({ windowAsked: "256M", windowAskedBytes: 268435456, windowHostMaxBytes: 4194304, requestedWindow: 4194304, sndbufActual: 8388608 });
+    expect(r.warnings).toEqual([
+      "window 256M (268435456 bytes) is above this host's limit net.core.rmem_max/wmem_max = 4194304 bytes: ran with -w 4194304 (raise the limit to measure the asked window)",
+    ]);
+    const lines = iperf3.describe!(r.reported as Record<string, number | string>, r.samples, r.warnings);
+    expect(lines).toContain("window: asked 256M (268435456 bytes), applied 4194304 bytes (this host's limit), granted sndbuf 8388608 / rcvbuf 8388608 bytes");
+    expect(lines.join("\n")).not.toContain("asked 4194304");
+  });
+
+  it("the kernel's own clamp of the applied window names both too", () => {
+    const json = fx("tcp-w256M-clamped.json").replace(/"sndbuf_actual":\t8388608/, '"sndbuf_actual":\t6291456');
+    const r = parseIperf3({ stdout: json }, { window: "256M", windowApplied: 4194304 });
+    expect(r.warnings).toEqual([
+      "window: 256M asked, applied 4194304 bytes (4 MiB); Linux grants twice that when allowed, but gave sndbuf 6291456 bytes (6 MiB): clamped by net.core.wmem_max / rmem_max",
+    ]);
+  });
+});
+
+describe("issue 10: no stream-count warning unless a count was asked", () => {
+  it("a -P 2 run parsed with the defaults (latlab parse without --params): no warning, 2 streams reported", () => {
+    const r = iperf3.parse(output("tcp-p2.json"), Iperf3ParamsSchema.parse({}));
+    expect(r.reported).toMatchObject({ streams: 2 });
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("an asked count that differs still warns", () => {
+    const r = iperf3.parse(output("tcp-p2.json"), defaults({ parallel: 1 }));
+    expect(r.warnings).toEqual(["iperf3 ran 2 stream(s), not the 1 asked for"]);
+  });
+
+  it("the client still passes -P 1 when none is given", () => {
+    expect(iperf3.client(clientContext(), Iperf3ParamsSchema.parse({})).command).toContain(" -P 1 ");
   });
 });

@@ -10,7 +10,9 @@ const params = (over: Partial<PingParams> = {}): PingParams => PingParamsSchema.
 
 describe("ping params", () => {
   it("fills defaults", () => {
-    expect(PingParamsSchema.parse({})).toEqual({ count: 20, interval: 0.2, size: 56 });
+    // count has no default filled in (the client sends 20): see "--duration replaces an explicit count"
+    expect(PingParamsSchema.parse({})).toEqual({ interval: 0.2, size: 56 });
+    expect(ping.client(clientContext(), PingParamsSchema.parse({})).command).toContain(" -c 20 ");
   });
 
   it("rejects what iputils rejects or cannot time", () => {
@@ -191,5 +193,38 @@ describe("ping older formats (public output)", () => {
     const r = parsePing({ stdout: text });
     expect(r.samples).toEqual([1000, 900]);
     expect(r.warnings.join("\n")).toContain("time<N ms");
+  });
+});
+
+describe("issue 10: --duration replaces an explicit count, and says so", () => {
+  // The experiment asked for 100 probes at 0.2 s; --duration 2 makes it 10 (the capture is that
+  // run's command, see the README).
+  it("the run's duration wins; the result says the count was replaced", () => {
+    const p = ping.withDuration(params({ count: 100 }), 2);
+    expect(p.count).toBe(10);
+    expect(ping.client(clientContext({ port: 0 }), p).command).toBe("LC_ALL=C ping -D -n -c 10 -i 0.2 -W 2 -s 56 198.18.0.2");
+    const r = ping.parse(output("duration-count10"), p);
+    expect(r.samples).toHaveLength(10);
+    expect(r.warnings).toEqual([
+      "count: the experiment asked for 100 probes; the run's duration (--duration or durationByTarget) replaced it with 10 (10 × 0.2 s = 2 s)",
+    ]);
+  });
+
+  it("no warning when the experiment left the count to its default", () => {
+    const p = ping.withDuration(PingParamsSchema.parse({}), 2);
+    expect(p.count).toBe(10);
+    expect(ping.parse(output("duration-count10"), p).warnings).toEqual([]);
+  });
+
+  it("no warning when the duration gives the count asked", () => {
+    const p = ping.withDuration(params({ count: 10 }), 2);
+    expect(p).toEqual(params({ count: 10 }));
+    expect(ping.parse(output("duration-count10"), p).warnings).toEqual([]);
+  });
+
+  it("applied twice, the warning still names the experiment's count", () => {
+    const p = ping.withDuration(ping.withDuration(params({ count: 100 }), 4), 2);
+    expect(p.count).toBe(10);
+    expect(ping.parse(output("duration-count10"), p).warnings[0]).toContain("asked for 100 probes");
   });
 });

@@ -29,8 +29,7 @@ describe("sockperf params", () => {
       protocol: "tcp",
       messageSize: 64,
       duration: 5,
-      fullRtt: true,
-    });
+    }); // fullRtt has no default filled in (the client passes --full-rtt): see "no fullRtt warning" below
   });
 
   it("accepts mps as a positive integer or 'max'", () => {
@@ -395,5 +394,26 @@ describe("sockperf helpers", () => {
     const log = parseSockperfFullLog(fx("tcp-one-way.csv"));
     expect(log?.column).toBe("one-way");
     expect(log?.samples.at(-1)).toBe(125.724); // last row "548, …, 62.862"
+  });
+});
+
+describe("issue 10: no fullRtt warning unless the mode was asked", () => {
+  // sockperf's own default is one-way: a hand run prints avg-latency. Parsed with latlab's
+  // defaults (`latlab parse sockperf FILE` without --params) it said "expected sockperf to print
+  // rtt (fullRtt=true)", though nobody asked for anything.
+  it("a hand-run one-way capture with the defaults: normalised to RTT, no warning", () => {
+    const r = sockperf.parse(capture("sockperf", "hand-tcp-one-way"), SockperfParamsSchema.parse({}));
+    expect(r.reported).toMatchObject({ printed: "one-way", mean: 641.336, count: 842, min: 27.18 });
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("an explicit fullRtt that the output contradicts still warns", () => {
+    const r = sockperf.parse(capture("sockperf", "hand-tcp-one-way"), defaults({ fullRtt: true }));
+    expect(r.warnings.join("\n")).toMatch(/expected sockperf to print rtt \(fullRtt=true\) but it printed one-way/);
+  });
+
+  it("the client still asks for --full-rtt when fullRtt is not given", () => {
+    expect(sockperf.client(clientContext(), SockperfParamsSchema.parse({})).command).toContain("--full-rtt");
+    expect(sockperf.client(clientContext(), defaults({ fullRtt: false })).command).not.toContain("--full-rtt");
   });
 });
