@@ -16,15 +16,20 @@ export type Placement = z.infer<typeof PlacementSchema>;
  */
 export const AxesSchema = z
   .object({
-    placement: z.array(PlacementSchema).min(1),
-    ppg: z.array(z.boolean()).min(1),
-    availabilitySet: z.array(z.boolean()).min(1),
-    accelnet: z.array(z.boolean()).min(1),
-    size: z.array(VmSizeSchema).min(1),
-    region: z.array(RegionSchema).min(1),
-    path: z.array(NetworkPathSchema).min(1),
-    /** The VNet of every host that does not name its own (compare same VNet with peered VNets). */
-    vnet: z.array(VnetNameSchema).min(1),
+    placement: z
+      .array(PlacementSchema)
+      .min(1)
+      .describe("Where every host but the first (the anchor) sits relative to the anchor: in its PPG, its zone, another zone, or `peerRegion`."),
+    ppg: z.array(z.boolean()).min(1).describe("Every host in the experiment's one shared proximity placement group, or none."),
+    availabilitySet: z.array(z.boolean()).min(1).describe("Every host in the experiment's one shared availability set, or none."),
+    accelnet: z.array(z.boolean()).min(1).describe("Accelerated Networking on every host."),
+    size: z.array(VmSizeSchema).min(1).describe("The VM size of every host."),
+    region: z.array(RegionSchema).min(1).describe("The region of every host."),
+    path: z
+      .array(NetworkPathSchema)
+      .min(1)
+      .describe("A measurement axis: private (VNet) or public addresses. It changes no host: both are measured between the same VMs."),
+    vnet: z.array(VnetNameSchema).min(1).describe("The VNet of every host that does not name its own (compare one VNet with peered VNets)."),
   })
   .partial()
   .strict();

@@ -9,13 +9,16 @@ export interface DefinitionIssue {
 
 /** A wrong experiment definition. Thrown before anything is created. */
 export class ExperimentDefinitionError extends Error {
-  constructor(
-    readonly issues: DefinitionIssue[],
-    readonly experiment?: string,
-    readonly source?: string,
-  ) {
+  readonly issues: DefinitionIssue[];
+  readonly experiment: string | undefined;
+  readonly source: string | undefined;
+
+  constructor(issues: DefinitionIssue[], experiment?: string, source?: string) {
     super(formatIssues(issues, experiment, source));
     this.name = "ExperimentDefinitionError";
+    this.issues = issues;
+    this.experiment = experiment;
+    this.source = source;
   }
 
   /** The same error, now knowing which file it came from. */

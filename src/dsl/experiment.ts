@@ -9,16 +9,23 @@ import { closestName, didYouMean } from "./suggest.ts";
 
 export const RoleSchema = z.string().regex(/^[a-z][a-z0-9]{0,11}$/, "a role is lower case letters and digits, at most 12, starting with a letter");
 
-const PairSchema = z.object({ from: RoleSchema, to: RoleSchema }).strict();
-
-const MeasureShapeSchema = z
+export const PairSchema = z
   .object({
-    tool: z.string(),
-    params: z.record(z.string(), z.unknown()).optional(),
-    /** Which host pairs this tool measures; default every role to "server". */
-    pairs: z.array(PairSchema).min(1).optional(),
-    /** Private (VNet) or public path; default from the `path` axis, else private. */
-    path: NetworkPathSchema.optional(),
+    from: RoleSchema.describe("The role that runs the tool's client: it sends the probes."),
+    to: RoleSchema.describe("The role measured to: it runs the tool's server, if the tool has one."),
+  })
+  .strict();
+
+export const MeasureShapeSchema = z
+  .object({
+    tool: z.string().describe(`The tool: ${TOOL_NAMES.join(", ")}.`),
+    params: z.record(z.string(), z.unknown()).optional().describe("The tool's parameters (see Tools); those left out take the tool's defaults."),
+    pairs: z
+      .array(PairSchema)
+      .min(1)
+      .optional()
+      .describe('Which hosts measure to which, one run each: `[{ from: "client", to: "server" }]`. Default: every role but `server` measures to `server`.'),
+    path: NetworkPathSchema.optional().describe("Private (VNet) or public addresses; default the variant's `path` axis, else private."),
   })
   .strict();
 
@@ -32,43 +39,62 @@ type HostsFunction = (v: Record<string, unknown>) => unknown;
  * An object of roles, or a function of the variant. Picked by `typeof` rather than a union:
  * a union that fails reports only "Invalid input", hiding which host field is wrong.
  */
-const HostsSchema = z.unknown().transform((value, ctx): z.infer<typeof HostsObjectSchema> | HostsFunction => {
-  if (isFunction(value)) return value as HostsFunction;
-  const parsed = HostsObjectSchema.safeParse(value, { reportInput: true });
-  if (parsed.success) return parsed.data;
-  for (const issue of parsed.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
-  return z.NEVER;
-});
+const HostsSchema = z
+  .unknown()
+  .transform((value, ctx): z.infer<typeof HostsObjectSchema> | HostsFunction => {
+    if (isFunction(value)) return value as HostsFunction;
+    const parsed = HostsObjectSchema.safeParse(value, { reportInput: true });
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
+    return z.NEVER;
+  })
+  .meta({
+    // The reference (docs/dsl-reference.md) shows this type: a function has no JSON Schema.
+    typeText: "{ [role]: Host } | (variant) => { [role]: Host }",
+    description:
+      "The hosts, by role (lower case letters and digits, at most 12), at least two: `{ client: {}, server: {} }`, or a function of the variant returning them. The first role is the anchor the `placement` axis places the others from.",
+  });
 
 export const ExperimentShapeSchema = z
   .object({
-    name: z.string().regex(/^[a-z][a-z0-9-]*$/, "a name is lower case letters, digits and '-'"),
-    description: z.string().min(1),
-    /** The field reports or posts this experiment reproduces. */
-    reproduces: z.array(z.string()).default([]),
-    /** Placement for every host unless a host or an axis says otherwise. */
-    defaults: HostSpecSchema.default({}),
-    /** Where `placement: "cross-region"` puts the non-anchor hosts. */
-    peerRegion: RegionSchema.default("ukwest"),
-    axes: AxesSchema.default({}),
-    zip: z.array(z.array(z.string()).min(2)).default([]),
-    filter: z.custom<(v: Record<string, unknown>) => boolean>(isFunction, { message: "expected a function (variant) => boolean" }).optional(),
+    name: z.string().regex(/^[a-z][a-z0-9-]*$/, "a name is lower case letters, digits and '-'").describe("Lower case letters, digits and '-'; it names the run's results and resources."),
+    description: z.string().min(1).describe("What the experiment asks, in a sentence: shown by `latlab list` and in the results."),
+    reproduces: z.array(z.string()).default([]).describe("The field reports or posts this experiment reproduces."),
+    defaults: HostSpecSchema.default({}).describe("Placement for every host unless a host or an axis says otherwise."),
+    peerRegion: RegionSchema.default("ukwest").describe('Where `placement: "cross-region"` puts the non-anchor hosts.'),
+    axes: AxesSchema.default({}).describe("The infrastructure axes: each a list of values; the variants are their cartesian product (less the filter, zipped axes moving together)."),
+    zip: z
+      .array(z.array(z.string()).min(2))
+      .default([])
+      .describe(
+        'Groups of axes that advance together, position by position, instead of multiplying: `[["size", "accelnet"]]`. The axes of a group have as many values each; a value may repeat in a zipped axis, a combination may not.',
+      ),
+    filter: z
+      .custom<(v: Record<string, unknown>) => boolean>(isFunction, { message: "expected a function (variant) => boolean" })
+      .optional()
+      .meta({ typeText: "(variant) => boolean", description: "Keeps the variants it returns true for: a typed predicate over the axis values." }),
     hosts: HostsSchema,
-    measure: z.array(MeasureShapeSchema).min(1),
+    measure: z.array(MeasureShapeSchema).min(1).describe("What runs on every variant's hosts: one entry per tool (tools are not an axis)."),
     /**
      * Measurement seconds per tool run on a given target when --duration is not given
      * (seed 000 ran 11 h on Azure; the same experiment runs for seconds on the local target).
      * Keys are target names (`local`, `azure`). They are checked by the CLI, which knows the
      * target registry; the DSL stays free of it.
      */
-    durationByTarget: z.record(z.string(), z.number().positive()).default({}),
-    replicas: z.number().int().min(1).default(1),
-    repetitions: z.number().int().min(1).default(1),
+    durationByTarget: z
+      .record(z.string(), z.number().positive())
+      .default({})
+      .describe("Measurement time per tool run on a target (`{ local: 30, azure: 3600 }`) when `--duration` is not given. Keys must be target names. Unit: s."),
+    replicas: z.number().int().min(1).default(1).describe("Independent deployments of each variant (placement is one draw); comparisons are then over replicas."),
+    repetitions: z.number().int().min(1).default(1).describe("Tool runs per pair on the same hosts."),
     /**
    * Axis values naming the variant the others are compared with (default the first). Naming
    * only some axes compares each variant with its sibling that differs only in those.
    */
-    baseline: z.record(z.string(), z.union([z.string(), z.boolean(), z.number()])).optional(),
+    baseline: z
+      .record(z.string(), z.union([z.string(), z.boolean(), z.number()]))
+      .optional()
+      .describe("Axis values naming the variant the others are compared with (default the first). Naming only some axes compares each variant with its sibling that differs only in those."),
   })
   .strict();
 

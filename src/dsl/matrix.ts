@@ -17,24 +17,47 @@ export function expandMatrix(
 ): { points: AxisPoint[]; issues: DefinitionIssue[] } {
   const issues: DefinitionIssue[] = [];
   const names = Object.keys(axes);
-  // A repeated value would give two variants with one id, their cells and results mixed up.
-  for (const name of names) {
-    axes[name]!.forEach((value, i) => {
-      if (axes[name]!.indexOf(value) < i) issues.push({ path: `axes.${name}[${i}]`, message: `duplicate value ${JSON.stringify(value)}` });
-    });
-  }
   const groupOf = new Map<string, number>();
+  const zipIssues: DefinitionIssue[] = [];
+  /** Zip groups whose axes can be read position by position (every name known, same lengths). */
+  const zippable = new Set<number>();
   zip.forEach((group, g) => {
     group.forEach((name, i) => {
-      if (!Object.hasOwn(axes, name)) issues.push({ path: `zip[${g}][${i}]`, message: `"${name}" is not one of the declared axes (${names.join(", ") || "none"})` });
-      else if (groupOf.has(name)) issues.push({ path: `zip[${g}][${i}]`, message: `axis "${name}" is already in zip group ${groupOf.get(name)}` });
+      if (!Object.hasOwn(axes, name)) zipIssues.push({ path: `zip[${g}][${i}]`, message: `"${name}" is not one of the declared axes (${names.join(", ") || "none"})` });
+      else if (groupOf.has(name)) zipIssues.push({ path: `zip[${g}][${i}]`, message: `axis "${name}" is already in zip group ${groupOf.get(name)}` });
       else groupOf.set(name, g);
     });
     const known = group.filter((n) => Object.hasOwn(axes, n));
     if (new Set(known.map((n) => axes[n]!.length)).size > 1) {
-      issues.push({ path: `zip[${g}]`, message: `zipped axes must have the same number of values, got ${known.map((n) => `${n}: ${axes[n]!.length}`).join(", ")}` });
-    }
+      zipIssues.push({ path: `zip[${g}]`, message: `zipped axes must have the same number of values, got ${known.map((n) => `${n}: ${axes[n]!.length}`).join(", ")}` });
+    } else zippable.add(g);
   });
+  // A repeated value would give two variants with one id, their cells and results mixed up. A
+  // zipped axis is read position by position: its values may repeat (same-zone with and without
+  // AccelNet), only the group's tuples must not.
+  for (const name of names) {
+    if (groupOf.has(name)) continue;
+    axes[name]!.forEach((value, i) => {
+      if (axes[name]!.indexOf(value) < i) issues.push({ path: `axes.${name}[${i}]`, message: `duplicate value ${JSON.stringify(value)}` });
+    });
+  }
+  zip.forEach((group, g) => {
+    if (!zippable.has(g)) return;
+    const members = names.filter((n) => groupOf.get(n) === g);
+    if (!members.length) return;
+    const seen = new Map<string, number>();
+    axes[members[0]!]!.forEach((_, i) => {
+      const tuple = members.map((n) => `${n}=${JSON.stringify(axes[n]![i])}`).join(", ");
+      const first = seen.get(tuple);
+      if (first === undefined) seen.set(tuple, i);
+      else {
+        const where = members.length === 1 ? `axes.${members[0]}[${i}]` : `zip[${g}]`;
+        const message = members.length === 1 ? `duplicate value ${JSON.stringify(axes[members[0]!]![i])}` : `position ${i} repeats position ${first} (${tuple}): zipped axes must not give the same combination twice`;
+        issues.push({ path: where, message });
+      }
+    });
+  });
+  issues.push(...zipIssues);
   if (issues.length) return { points: [], issues };
 
   // One dimension per zip group (at the position of its first axis) or per lone axis.

@@ -30,17 +30,23 @@ export const GroupNameSchema = z
 
 export const HostSpecSchema = z
   .object({
-    region: RegionSchema.optional(),
-    /** Availability zone; omit (or null) for a regional, non-zonal host. */
-    zone: ZoneSchema.nullable().optional(),
-    /** Hosts naming the same PPG are placed in it. true = the experiment's one shared PPG. */
-    ppg: z.union([GroupNameSchema, z.boolean()]).nullable().optional(),
-    /** Hosts naming the same availability set are placed in it. true = the shared one. */
-    availabilitySet: z.union([GroupNameSchema, z.boolean()]).nullable().optional(),
-    size: VmSizeSchema.optional(),
-    accelnet: z.boolean().optional(),
-    /** The VNet of its region the host sits in; omit (or null) for the region's default VNet. */
-    vnet: VnetNameSchema.nullable().optional(),
+    region: RegionSchema.optional().describe('Azure region name, like "uksouth" (the same names on every target).'),
+    zone: ZoneSchema.nullable().optional().describe("Availability zone; omit (or null) for a regional, non-zonal host."),
+    ppg: z
+      .union([GroupNameSchema, z.boolean()])
+      .nullable()
+      .optional()
+      .describe("Proximity placement group: hosts naming the same group are placed in it; true = the experiment's one shared PPG; false or null: none."),
+    availabilitySet: z
+      .union([GroupNameSchema, z.boolean()])
+      .nullable()
+      .optional()
+      .describe("Availability set: hosts naming the same set are placed in it; true = the experiment's one shared set; false or null: none. Cannot be combined with a zone."),
+    size: VmSizeSchema.optional().describe('Azure VM size, like "Standard_D2s_v5".'),
+    accelnet: z.boolean().optional().describe("Accelerated Networking on the host's NIC."),
+    vnet: VnetNameSchema.nullable()
+      .optional()
+      .describe('The VNet of its region the host sits in, by a short name of the experiment\'s own ("a"); omit (or null) for the region\'s default VNet. Hosts of one region naming different VNets sit in peered VNets.'),
   })
   .strict();
 export type HostSpec = z.infer<typeof HostSpecSchema>;

@@ -139,6 +139,20 @@ describe("defineExperiment", () => {
     expect(issues).toEqual(["measure[0].pairs[1]: duplicate pair client->server", "axes.ppg[1]: duplicate value false"]);
   });
 
+  it("zips axes that repeat a value (issue 10): only the zipped tuples must differ", () => {
+    const e = defineExperiment({
+      ...base,
+      axes: { placement: ["same-zone", "same-zone", "cross-zone"], accelnet: [false, true, false] },
+      zip: [["placement", "accelnet"]],
+      baseline: { placement: "same-zone", accelnet: false },
+    });
+    expect(e.axes).toEqual({ placement: ["same-zone", "same-zone", "cross-zone"], accelnet: [false, true, false] });
+    const issues = issuesOf(() =>
+      defineExperiment({ ...base, axes: { placement: ["same-zone", "same-zone"], accelnet: [true, true] }, zip: [["placement", "accelnet"]] }),
+    );
+    expect(issues).toEqual(['zip[0]: position 1 repeats position 0 (placement="same-zone", accelnet=true): zipped axes must not give the same combination twice']);
+  });
+
   it("includes the file in the message once the loader knows it", () => {
     try {
       // @ts-expect-error

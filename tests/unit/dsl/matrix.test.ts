@@ -49,6 +49,23 @@ describe("expandMatrix", () => {
     ]);
   });
 
+  it("lets a zipped axis repeat a value: zipped axes are read position by position", () => {
+    const { points, issues } = expandMatrix({ placement: ["same-zone", "same-zone", "cross-zone"], accelnet: [false, true, false] }, [["placement", "accelnet"]]);
+    expect(issues).toEqual([]);
+    expect(points.map(variantId)).toEqual(["placement=same-zone,accelnet=false", "placement=same-zone,accelnet=true", "placement=cross-zone,accelnet=false"]);
+  });
+
+  it("refuses a zipped tuple given twice, and still a repeated value in an axis that is not zipped", () => {
+    const { issues } = expandMatrix(
+      { placement: ["same-zone", "cross-zone", "same-zone"], accelnet: [false, true, false], ppg: [true, true] },
+      [["placement", "accelnet"]],
+    );
+    expect(issues).toEqual([
+      { path: "axes.ppg[1]", message: "duplicate value true" },
+      { path: "zip[0]", message: 'position 2 repeats position 0 (placement="same-zone", accelnet=false): zipped axes must not give the same combination twice' },
+    ]);
+  });
+
   it("reports a filter that removes everything or throws", () => {
     expect(expandMatrix({ a: [1, 2] }, [], () => false).issues).toEqual([{ path: "filter", message: "removes every variant" }]);
     const thrown = expandMatrix({ a: [1] }, [], () => {
