@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
-import { basename, extname, resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { ExperimentDefinitionError, issuesFromZod } from "../dsl/errors.ts";
 import type { Experiment } from "../dsl/experiment.ts";
 import { didYouMean } from "../dsl/suggest.ts";
 import { buildPlan, type PlanOptions } from "../plan/buildPlan.ts";
+import { checkExperiment, confirmText, refusalText } from "../plan/planGuards.ts";
 import { formatPlan } from "../report/planText.ts";
 import { comparisonTable } from "../report/table.ts";
 import type { Results } from "../results/schema.ts";
@@ -16,7 +17,8 @@ import { TARGET_NAMES, findTarget, type TargetOptions } from "../targets/registr
 import { TOOL_NAMES, findTool } from "../tools/registry.ts";
 import { LATLAB_VERSION } from "../version.ts";
 import { ignoreHangupWriteErrors } from "./hangup.ts";
-import { listExperimentFiles, loadExperiment } from "./loadExperiment.ts";
+import { scaffold } from "./init/scaffold.ts";
+import { describeFound, importExperiment, listExperiments, loadExperiment, type ListedExperiment } from "./loadExperiment.ts";
 
 const SCHEMA_FILE = new URL("../../schema/results.schema.json", import.meta.url);
 
@@ -67,6 +69,22 @@ function parsePositive(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a positive number, got "${value}"`);
   return n;
+}
+
+/**
+ * The plan guard (src/plan/planGuards.ts), before anything is built: throws for a plan past the
+ * refuse limits; returns the numbers of one past the confirm limits (`run` then needs --yes).
+ */
+export function guardPlanSize(experiment: Experiment, options: PlanOptions): string | undefined {
+  const check = checkExperiment(experiment, options);
+  if (check.refused.length) throw new Error(refusalText(experiment.name, check));
+  return check.confirm.length ? confirmText(experiment.name, check) : undefined;
+}
+
+/** Says on stderr which file a name resolved to (nothing for a path: the user named it). */
+function sayWhich(found: Parameters<typeof describeFound>[0]): void {
+  const line = describeFound(found);
+  if (line) process.stderr.write(`${line}\n`);
 }
 
 interface RunFlags {
@@ -125,7 +143,7 @@ export async function main(argv: string[]): Promise<number> {
     .command("run")
     .alias("experiment")
     .description("run an experiment: bring hosts up, measure, compare, tear down")
-    .argument("<experiment>", "a name from experiments/ or the path of your own .ts file")
+    .argument("<experiment>", "a name from ./experiments, then latlab's own, or the path of your own .ts file")
     .option("-t, --target <name>", `where hosts run (${TARGET_NAMES.join(", ")})`, "local")
     .option("-d, --duration <seconds|Nx>", "measurement time per tool run, or a factor of the experiment's own", parseDuration)
     .option("-o, --out <dir>", "results folder (default results/<runId>)")
@@ -135,7 +153,7 @@ export async function main(argv: string[]): Promise<number> {
     .option("--backend <url>", "azure: Pulumi backend (default: a file backend in the run's state folder, $LATLAB_STATE_DIR or ~/.local/state/latlab/runs/<runId>, never the results folder)")
     .option("--max-cost <usd>", "azure: refuse to deploy above this estimated cost", parsePositive)
     .option("--live-prices", "azure: refresh prices from the Azure Retail Prices API")
-    .option("--yes", "azure: deploy without asking")
+    .option("--yes", "run a plan above latlab's size limits (see `latlab plan`); azure: deploy without asking")
     .option("--install-pulumi", "azure: let latlab install the Pulumi CLI if it is missing")
     .option("--replicas <n>", "independent host sets per variant, overriding the experiment's (comparisons are then over replicas)", parseReplicas)
     .option("--rehearse", "azure: run the same Pulumi program through the same engine against latlab's Azure emulator on this machine (no account, no cost)")
@@ -143,10 +161,17 @@ export async function main(argv: string[]): Promise<number> {
       if (opts.rehearse && opts.target !== "azure") throw new Error("--rehearse rehearses an Azure run: use it with --target azure");
       const factory = findTarget(opts.target);
       if (!factory) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
-      const { experiment, file } = await loadExperiment(ref);
+      const found = await loadExperiment(ref);
+      const { experiment, file } = found;
+      if (!opts.quiet) sayWhich(found);
       // A rehearsal checks the run, not the network: seconds per tool run, not the hours an Azure run may measure for.
       if (opts.rehearse && !opts.duration) opts.duration = { seconds: REHEARSAL_SECONDS };
-      const plan = buildPlan(withReplicas(experiment, opts.replicas), planOptions(experiment, opts.target, opts.duration));
+      const options = planOptions(experiment, opts.target, opts.duration);
+      // Before anything is built, installed or written: an absurd plan is refused, a large one needs --yes.
+      const large = guardPlanSize(withReplicas(experiment, opts.replicas), options);
+      if (large && !opts.yes) throw new Error(`${large}\nNothing was started. Add --yes to run it anyway.`);
+      if (large) process.stderr.write(`${large}\n--yes: running it.\n`);
+      const plan = buildPlan(withReplicas(experiment, opts.replicas), options);
       const runId = newRunId();
       const runDir = resolve(opts.out ?? `results/${runId}`);
       const quiet = opts.quiet || process.env.CI === "true";
@@ -200,7 +225,7 @@ export async function main(argv: string[]): Promise<number> {
   program
     .command("plan")
     .description("show what an experiment would do: variants, hosts, cells, estimated time")
-    .argument("<experiment>", "a name from experiments/ or the path of your own .ts file")
+    .argument("<experiment>", "a name from ./experiments, then latlab's own, or the path of your own .ts file")
     .option("--json", "print the plan as JSON")
     .option("-t, --target <name>", `where hosts would run (${TARGET_NAMES.join(", ")})`, "local")
     .option("-d, --duration <seconds|Nx>", "measurement time per tool run, or a factor", parseDuration)
@@ -209,8 +234,13 @@ export async function main(argv: string[]): Promise<number> {
     .option("--replicas <n>", "independent host sets per variant, overriding the experiment's", parseReplicas)
     .action(async (ref: string, opts: { json?: boolean; target: string; duration?: PlanOptions["duration"]; livePrices?: boolean; maxCost?: number; replicas?: number }) => {
       if (!findTarget(opts.target)) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
-      const { experiment } = await loadExperiment(ref);
-      const plan = buildPlan(withReplicas(experiment, opts.replicas), planOptions(experiment, opts.target, opts.duration));
+      const found = await loadExperiment(ref);
+      const { experiment } = found;
+      sayWhich(found);
+      const options = planOptions(experiment, opts.target, opts.duration);
+      const large = guardPlanSize(withReplicas(experiment, opts.replicas), options);
+      if (large) process.stderr.write(`warning: ${large}\n\`latlab run\` will need --yes for it.\n`);
+      const plan = buildPlan(withReplicas(experiment, opts.replicas), options);
       if (opts.target !== "azure") {
         process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan)}\n`);
         return;
@@ -261,17 +291,43 @@ export async function main(argv: string[]): Promise<number> {
 
   program
     .command("list")
-    .description("list the experiments in experiments/")
+    .description("list the experiments in ./experiments, then latlab's own")
     .action(async () => {
-      for (const file of listExperimentFiles()) {
-        const name = basename(file, extname(file));
+      const line = async (e: ListedExperiment, note: string | undefined) => {
+        let text: string;
         try {
-          const { experiment } = await loadExperiment(file);
-          process.stdout.write(`${name.padEnd(24)} ${experiment.description}\n`);
+          text = (await importExperiment(e.file)).description;
         } catch (error) {
-          process.stdout.write(`${name.padEnd(24)} (broken: ${(error as Error).message.split("\n")[0]})\n`);
+          text = `(broken: ${(error as Error).message.split("\n")[0]})`;
         }
+        process.stdout.write(`  ${e.name.padEnd(24)} ${text}${note ? ` (${note})` : ""}\n`);
+      };
+      const { project, latlab } = listExperiments();
+      if (project) {
+        process.stdout.write("./experiments:\n");
+        if (!project.length) process.stdout.write("  (none)\n");
+        for (const e of project) await line(e, e.shadows ? "shadows latlab's own" : undefined);
       }
+      process.stdout.write("latlab's own experiments:\n");
+      for (const e of latlab) await line(e, e.shadowedBy ? `shadowed by ./experiments/${basename(e.shadowedBy)}` : undefined);
+    });
+
+  program
+    .command("init")
+    .description("make a new experiments project: package.json, tsconfig.json, experiments/example.ts, .gitignore, README.md")
+    .argument("[dir]", "where (made if missing)", ".")
+    .option("--force", "overwrite files that exist")
+    .action((dir: string, opts: { force?: boolean }) => {
+      const result = scaffold(dir, { force: Boolean(opts.force) });
+      if (!result.written.length) {
+        process.stderr.write(`latlab init: these files exist in ${result.dir}; nothing was written (--force overwrites them):\n${result.existing.map((f) => `  ${f}\n`).join("")}`);
+        exitCode = 1;
+        return;
+      }
+      const overwritten = new Set(result.existing);
+      process.stdout.write(`wrote in ${result.dir}:\n${result.written.map((f) => `  ${f}${overwritten.has(f) ? " (overwritten)" : ""}\n`).join("")}`);
+      const cd = resolve(dir) === process.cwd() ? "" : `cd ${/^[\w./-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", "'\\''")}'`} && `;
+      process.stdout.write(`next:\n  ${cd}npm install\n  npx latlab run example\n`);
     });
 
   program

@@ -16,6 +16,20 @@ export interface PlanOptions {
   duration?: { seconds: number } | { factor: number };
 }
 
+/** The experiment's measures with their tool and their parameters as run (--duration applied). */
+export function planMeasures(experiment: Experiment, options: PlanOptions = {}) {
+  return experiment.measure.map((m) => {
+    const tool = findTool(m.tool);
+    if (!tool) throw new Error(`unknown tool "${m.tool}" in a validated experiment`);
+    let params = m.params;
+    if (options.duration) {
+      const seconds = "seconds" in options.duration ? options.duration.seconds : tool.measurementSeconds(params) * options.duration.factor;
+      params = tool.withDuration(params, seconds) as Record<string, unknown>;
+    }
+    return { ...m, tool, params };
+  });
+}
+
 /**
  * experiment → variants → host sets (variants that differ only in measurement axes share one)
  * → deployments (a host set's replicas) → measurement cells.
@@ -33,16 +47,7 @@ export function buildPlan(experiment: Experiment, options: PlanOptions = {}): Pl
   const pairIssues = variants.flatMap((v) => checkPairs(experiment.measure, v.hosts.map((h) => h.role)).map((i) => ({ ...i, message: `${i.message} (variant ${v.id})` })));
   if (pairIssues.length) throw new ExperimentDefinitionError(pairIssues, experiment.name);
 
-  const measures = experiment.measure.map((m) => {
-    const tool = findTool(m.tool);
-    if (!tool) throw new Error(`unknown tool "${m.tool}" in a validated experiment`);
-    let params = m.params;
-    if (options.duration) {
-      const seconds = "seconds" in options.duration ? options.duration.seconds : tool.measurementSeconds(params) * options.duration.factor;
-      params = tool.withDuration(params, seconds) as Record<string, unknown>;
-    }
-    return { ...m, tool, params };
-  });
+  const measures = planMeasures(experiment, options);
 
   const deployments: Deployment[] = [];
   const cells: Cell[] = [];

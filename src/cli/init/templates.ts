@@ -1,0 +1,130 @@
+/**
+ * The files `latlab init` writes into a new experiments project. Each is a function of the few
+ * things that vary (the project's name, latlab's version), so that tests can check them as text.
+ */
+
+export interface TemplateContext {
+  /** npm package name of the new project. */
+  name: string;
+  /** latlab's own version (its package.json): the project depends on it. */
+  latlabVersion: string;
+  /** typescript and @types/node ranges latlab itself is checked with, when known. */
+  typescript?: string | undefined;
+  typesNode?: string | undefined;
+}
+
+export interface TemplateFile {
+  /** Path inside the project, with `/`. */
+  path: string;
+  content: (ctx: TemplateContext) => string;
+}
+
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
+const packageJson = (ctx: TemplateContext) =>
+  json({
+    name: ctx.name,
+    version: "0.1.0",
+    private: true,
+    type: "module",
+    scripts: {
+      experiment: "latlab run",
+      typecheck: "tsc -p .",
+    },
+    dependencies: { latlab: `^${ctx.latlabVersion}` },
+    devDependencies: {
+      ...(ctx.typesNode ? { "@types/node": ctx.typesNode } : {}),
+      ...(ctx.typescript ? { typescript: ctx.typescript } : {}),
+    },
+  });
+
+/**
+ * As strict as latlab itself and stricter. latlab ships TypeScript sources, imported with their
+ * `.ts` extensions: `allowImportingTsExtensions` (with noEmit) lets the type checker follow them.
+ */
+const tsconfigJson = () =>
+  json({
+    compilerOptions: {
+      target: "ES2023",
+      module: "nodenext",
+      moduleResolution: "nodenext",
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noUncheckedIndexedAccess: true,
+      noPropertyAccessFromIndexSignature: true,
+      erasableSyntaxOnly: true,
+      verbatimModuleSyntax: true,
+      allowImportingTsExtensions: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: ["node"],
+    },
+    include: ["experiments"],
+  });
+
+const exampleExperiment = () => `import { defineExperiment } from "latlab";
+
+/**
+ * An example to start from: how much slower is a round trip between two zones than within one?
+ * Run it with \`npx latlab run example\` (or \`npm run experiment -- example\`); look at what it
+ * would do first with \`npx latlab plan example\`. The file name is the experiment's name on the
+ * command line; an experiment here hides one of latlab's own with the same name.
+ */
+export default defineExperiment({
+  name: "example",
+  description: "Same zone vs cross zone: round-trip time between two hosts.",
+  // Placement for every host unless an axis or the host itself says otherwise.
+  defaults: { region: "uksouth", zone: "1", size: "Standard_D2s_v5", accelnet: true },
+  // The variants are the product of the axes: here two, one per placement of the client.
+  axes: { placement: ["same-zone", "cross-zone"] },
+  // The variant the others are compared with.
+  baseline: { placement: "same-zone" },
+  // Roles. Without \`pairs\`, every role measures to the one called "server".
+  hosts: { client: {}, server: {} },
+  // Every tool runs on every variant's hosts. Parameters are checked: a typo fails before anything starts.
+  measure: [
+    { tool: "sockperf", params: { protocol: "tcp", messageSize: 64, duration: 5 } },
+    // ICMP is not what applications see: never the only tool.
+    { tool: "ping", params: { count: 20, interval: 0.1 } },
+  ],
+  // Independent host sets per variant (on Azure, separate draws of hardware): use 2 or more for
+  // comparisons over replicas; tool runs per pair on the same hosts.
+  replicas: 1,
+  repetitions: 1,
+});
+`;
+
+const gitignore = () => `node_modules/
+# latlab writes each run's results.json, samples and raw tool output here.
+results/
+`;
+
+const readme = (ctx: TemplateContext) => `# ${ctx.name}
+
+Network-latency experiments run with latlab.
+
+\`\`\`sh
+npm install
+npx latlab plan example     # what it would do: variants, hosts, cells, time
+npx latlab run example      # run it (emulated hosts on this Linux machine; root needed)
+npx latlab list             # this project's experiments, then latlab's own
+\`\`\`
+
+Each file in \`experiments/\` default-exports \`defineExperiment(...)\`; its file name is its name
+on the command line. An experiment here with the name of one of latlab's own is used instead of
+it. \`npx latlab run example --target azure\` runs the same experiment on Azure (it costs
+money: \`npx latlab plan example --target azure\` shows the cost first). Results go to
+\`results/<runId>/\`. \`npm run typecheck\` checks the experiments.
+`;
+
+/** Every file `latlab init` writes, in the order it lists them. */
+export const TEMPLATES: readonly TemplateFile[] = [
+  { path: "package.json", content: packageJson },
+  { path: "tsconfig.json", content: tsconfigJson },
+  { path: "experiments/example.ts", content: exampleExperiment },
+  { path: ".gitignore", content: gitignore },
+  { path: "README.md", content: readme },
+  // TODO(issue 10): `.github/workflows/scheduled.yml`, a GitHub workflow running the project's
+  // experiments on a schedule. latlab has none to ship yet: when it does, add it here as one more
+  // { path, content } entry (and a line in the README above); do not invent one before then.
+];
