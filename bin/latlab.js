@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Entry point: checks Node, lets users' own experiment files `import … from "latlab"` wherever
-// they live, loads TypeScript through tsx, then hands over to the CLI.
+// they live, loads TypeScript through tsx, then hands over to the CLI (src/ in a checkout,
+// dist/ in the published package).
 //
 // Only what every Node since 18 can link is imported statically: a named import of something a
 // Node version lacks is a SyntaxError before any line here runs, and the message below would
@@ -13,20 +14,34 @@ if (major < 22 || typeof nodeModule.registerHooks !== "function") {
   process.exit(1);
 }
 
-// A user's file outside any project that depends on latlab: "latlab" resolves to this copy.
-const entry = new URL("../src/index.ts", import.meta.url).href;
+// A checkout runs its TypeScript source, so nothing needs building there; the published package
+// ships no src/ and runs the JavaScript `npm run build` put in dist/. A checkout with a dist/
+// still runs src/: a dist/ built yesterday must not answer for today's code.
+const { existsSync } = process.getBuiltinModule("node:fs");
+const code = existsSync(new URL("../src/cli/main.ts", import.meta.url))
+  ? { entry: "../src/index.ts", main: "../src/cli/main.ts" }
+  : { entry: "../dist/index.js", main: "../dist/cli/main.js" };
+
+// "latlab" in a user's experiment resolves to the copy running it when it would otherwise not
+// resolve (a file outside any project that depends on latlab) or would resolve into this copy
+// anyway (a checkout's experiments/ refer to themselves: the package's exports name dist/).
+const entry = new URL(code.entry, import.meta.url).href;
+const ownRoot = new URL("../", import.meta.url).href;
 nodeModule.registerHooks({
   resolve(specifier, context, next) {
     if (specifier !== "latlab") return next(specifier, context);
     try {
-      return next(specifier, context);
+      const resolved = next(specifier, context);
+      if (!resolved.url.startsWith(ownRoot)) return resolved;
     } catch {
-      return { url: entry, shortCircuit: true, format: "module" };
+      // Not resolvable from there: this copy it is.
     }
+    return { url: entry, shortCircuit: true, format: "module" };
   },
 });
+// Users' experiments are TypeScript, under any Node from 22.15 on.
 const { register } = await import("tsx/esm/api");
 register();
 // The URL itself: a path round trip would encode a checkout's "%20" (a space) twice.
-const { main } = await import(new URL("../src/cli/main.ts", import.meta.url).href);
+const { main } = await import(new URL(code.main, import.meta.url).href);
 process.exitCode = await main(process.argv.slice(2));

@@ -30,11 +30,15 @@ export class HostConnections {
   private readonly reconnecting = new Map<string, Promise<NodeSSH>>();
   private closed = false;
 
-  private constructor(
-    readonly deployment: string,
-    private readonly hosts: readonly HostEndpoint[],
-    private readonly options: HostConnectionsOptions,
-  ) {}
+  readonly deployment: string;
+  private readonly hosts: readonly HostEndpoint[];
+  private readonly options: HostConnectionsOptions;
+
+  private constructor(deployment: string, hosts: readonly HostEndpoint[], options: HostConnectionsOptions) {
+    this.deployment = deployment;
+    this.hosts = hosts;
+    this.options = options;
+  }
 
   /**
    * Connects to every host at once and runs `prepare` (readiness, probe) on each. Waits for

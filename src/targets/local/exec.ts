@@ -128,13 +128,16 @@ export function formatArgv(argv: readonly string[]): string {
 }
 
 export class CommandError extends Error {
-  constructor(
-    readonly argv: readonly string[],
-    readonly result: ExecResult,
-    readonly context: string,
-  ) {
+  readonly argv: readonly string[];
+  readonly result: ExecResult;
+  readonly context: string;
+
+  constructor(argv: readonly string[], result: ExecResult, context: string) {
     const stderr = result.stderr.trim() || result.stdout.trim() || "(no output)";
     super(`${context}: \`${formatArgv(argv)}\` failed with exit code ${result.code}: ${stderr}`);
+    this.argv = argv;
+    this.result = result;
+    this.context = context;
     this.name = "CommandError";
   }
 }

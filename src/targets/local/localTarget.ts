@@ -154,8 +154,10 @@ export class LocalTarget implements Target {
   private pendingUp: Promise<unknown> | null = null;
   private upRunning = false;
   private labels = new Map<string, string>();
+  private readonly options: LocalTargetOptions;
 
-  constructor(private readonly options: LocalTargetOptions = {}) {
+  constructor(options: LocalTargetOptions = {}) {
+    this.options = options;
     this.exec = options.exec ?? execCommand;
   }
 

@@ -284,8 +284,11 @@ interface Session {
 export class AzureTarget implements Target {
   readonly name = "azure";
   private session: Session | null = null;
+  private readonly options: AzureTargetOptions;
 
-  constructor(private readonly options: AzureTargetOptions) {}
+  constructor(options: AzureTargetOptions) {
+    this.options = options;
+  }
 
   async up(plan: Plan, ctx: TargetContext): Promise<Environment> {
     if (this.session && !this.session.downPromise) throw new AzureTargetError("azure target: up() called while a previous run is still up; call down() first");

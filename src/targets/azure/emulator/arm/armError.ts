@@ -11,13 +11,15 @@ export interface ArmErrorBody {
 }
 
 export class ArmError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details: ArmErrorBody[] = [],
-  ) {
+  readonly status: number;
+  readonly code: string;
+  readonly details: ArmErrorBody[];
+
+  constructor(status: number, code: string, message: string, details: ArmErrorBody[] = []) {
     super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details;
     this.name = "ArmError";
   }
 

@@ -135,8 +135,10 @@ export class Cloud implements CloudView {
   private readonly logEntries: OperationLogEntry[] = [];
   private seq = 0;
   private closed = false;
+  private readonly options: CloudOptions;
 
-  constructor(private readonly options: CloudOptions) {
+  constructor(options: CloudOptions) {
+    this.options = options;
     this.subscription = options.subscription;
     this.faultBook = new FaultBook(options.faults ?? []);
     if (options.snapshot) {

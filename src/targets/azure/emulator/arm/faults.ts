@@ -52,7 +52,10 @@ export const parseFaults = (json: string, source = "LATLAB_EMULATOR_FAULTS"): Fa
 /** The faults still armed, with what each has fired. */
 export class FaultBook {
   private readonly fired: number[];
-  constructor(readonly faults: readonly Fault[]) {
+  readonly faults: readonly Fault[];
+
+  constructor(faults: readonly Fault[]) {
+    this.faults = faults;
     this.fired = faults.map(() => 0);
   }
 

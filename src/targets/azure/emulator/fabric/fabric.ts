@@ -103,7 +103,10 @@ export class Fabric implements NetworkAllocator, VmHooks {
   private readonly applied = new Map<string, string>();
   private readonly inetRoutes = new Map<string, string>();
 
-  constructor(private readonly options: FabricOptions) {
+  private readonly options: FabricOptions;
+
+  constructor(options: FabricOptions) {
+    this.options = options;
     this.names = fabricNames(options.short);
     this.exec = options.exec ?? execCommand;
   }

@@ -7,18 +7,24 @@ import { request } from "node:http";
  */
 
 export class ArmRequestError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    readonly armMessage: string,
-    readonly method: string,
-    /** Not `id`: @pulumi/pulumi's provider server takes an error with an `id` for a resource that exists but failed to initialise. */
-    readonly resourceId: string,
-    /** The request was accepted and its operation failed: the resource exists in ARM (provisioningState Failed). */
-    readonly accepted = false,
-  ) {
+  readonly status: number;
+  readonly code: string;
+  readonly armMessage: string;
+  readonly method: string;
+  /** Not `id`: @pulumi/pulumi's provider server takes an error with an `id` for a resource that exists but failed to initialise. */
+  readonly resourceId: string;
+  /** The request was accepted and its operation failed: the resource exists in ARM (provisioningState Failed). */
+  readonly accepted: boolean;
+
+  constructor(status: number, code: string, armMessage: string, method: string, resourceId: string, accepted = false) {
     // The shape azure-native's own errors have: what Pulumi prints under the resource.
     super(`${method === "PUT" ? "creating/updating" : method === "DELETE" ? "deleting" : "reading"} ${resourceId}: Status=${status} Code="${code}" Message="${armMessage}"`);
+    this.status = status;
+    this.code = code;
+    this.armMessage = armMessage;
+    this.method = method;
+    this.resourceId = resourceId;
+    this.accepted = accepted;
     this.name = "ArmRequestError";
   }
 }
@@ -32,10 +38,13 @@ interface Response {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class ArmClient {
-  constructor(
-    readonly socketPath: string,
-    private readonly pollMs = 100,
-  ) {}
+  readonly socketPath: string;
+  private readonly pollMs: number;
+
+  constructor(socketPath: string, pollMs = 100) {
+    this.socketPath = socketPath;
+    this.pollMs = pollMs;
+  }
 
   private send(method: string, path: string, body?: unknown): Promise<Response> {
     return new Promise((resolve, reject) => {

@@ -37,12 +37,15 @@ const REPLACE_ON_CHANGE = ["location", "zones"];
 
 export class EmulatorProvider implements Provider {
   private subscription: string | undefined;
+  private readonly client: ArmClient;
+  private readonly shape: SdkShape;
+  readonly version: string;
 
-  constructor(
-    private readonly client: ArmClient,
-    private readonly shape: SdkShape,
-    readonly version: string,
-  ) {}
+  constructor(client: ArmClient, shape: SdkShape, version: string) {
+    this.client = client;
+    this.shape = shape;
+    this.version = version;
+  }
 
   private async sub(): Promise<string> {
     this.subscription ??= String((await this.client.info()).subscription);

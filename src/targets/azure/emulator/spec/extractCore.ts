@@ -86,7 +86,11 @@ class Extractor {
   private readonly keyOf = new Map<string, string>();
   private readonly owner = new Map<string, string>();
 
-  constructor(private readonly read: ReadSpecFile) {}
+  private readonly read: ReadSpecFile;
+
+  constructor(read: ReadSpecFile) {
+    this.read = read;
+  }
 
   doc(file: string): Json {
     let d = this.cache.get(file);
