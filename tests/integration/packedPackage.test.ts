@@ -136,4 +136,15 @@ describe("the packed package in a user's project", () => {
     const plan = ok(run("npx", ["latlab", "plan", "ppg-vs-zone"], project), "latlab plan ppg-vs-zone");
     expect(plan.stdout).toMatch(/^ppg-vs-zone: /);
   });
+
+  it("`latlab run` measures the user's experiment for real with plain node, and tears down", () => {
+    const out = join(project, "results", "mine-run");
+    const r = run("npx", ["latlab", "run", "./experiments/mine.ts", "--duration", "1", "--no-install", "--quiet", "--out", out], project);
+    expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
+    const results = JSON.parse(readFileSync(join(out, "results.json"), "utf8")) as { status: string; teardown: { status: string }; measurements: { status: string }[] };
+    expect(results.status).toBe("complete");
+    expect(results.teardown.status).toBe("ok");
+    expect(results.measurements.map((m) => m.status)).toEqual(["ok", "ok"]);
+    expect(r.stdout).toContain("teardown: ok");
+  }, 300_000);
 });
