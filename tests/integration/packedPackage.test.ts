@@ -4,10 +4,11 @@
  * shortcuts — Node's type stripping, which it refuses under node_modules; .ts exports; this
  * repository's own tsconfig — cannot help here, so what passes here works for a user.
  *
- * Needs npm and its cache or registry for latlab's dependencies; no root, no namespaces.
+ * Needs npm and its cache or registry for latlab's dependencies; the last test runs an experiment
+ * on the local target (root, namespaces).
  */
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { tempDirs } from "../tempDirs.ts";
@@ -33,24 +34,6 @@ function ok(r: SpawnSyncReturns<string>, what: string): SpawnSyncReturns<string>
   if (r.status !== 0) throw new Error(`${what} failed (${r.error?.message ?? `exit ${r.status}`}):\n${r.stdout}\n${r.stderr}`);
   return r;
 }
-
-/** The flags a careful user's project has; skipLibCheck off, so latlab's .d.ts are checked under them. */
-const STRICT_TSCONFIG = {
-  compilerOptions: {
-    target: "ES2023",
-    module: "NodeNext",
-    moduleResolution: "NodeNext",
-    strict: true,
-    exactOptionalPropertyTypes: true,
-    noUncheckedIndexedAccess: true,
-    noPropertyAccessFromIndexSignature: true,
-    erasableSyntaxOnly: true,
-    verbatimModuleSyntax: true,
-    skipLibCheck: false,
-    noEmit: true,
-  },
-  include: ["experiments"],
-};
 
 const MINE = `import { defineExperiment } from "latlab";
 
@@ -78,11 +61,12 @@ describe("the packed package in a user's project", () => {
     const tarball = readdirSync(packDir).find((f) => f.endsWith(".tgz"));
     if (!tarball) throw new Error(`npm pack left no tarball in ${packDir}`);
 
-    project = temp("latlab-user-");
+    // The project as `latlab init` makes it: its strict tsconfig (skipLibCheck off) checks latlab's declarations too.
+    project = join(temp("latlab-user-"), "my-lab");
     installed = join(project, "node_modules", "latlab");
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "latlab-user", private: true, type: "module" }, null, 2));
-    writeFileSync(join(project, "tsconfig.json"), JSON.stringify(STRICT_TSCONFIG, null, 2));
-    mkdirSync(join(project, "experiments"));
+    ok(run(process.execPath, [join(ROOT, "bin", "latlab.js"), "init", project], ROOT), "latlab init");
+    const tsconfig = JSON.parse(readFileSync(join(project, "tsconfig.json"), "utf8")) as { compilerOptions: Record<string, unknown> };
+    expect(tsconfig.compilerOptions).toMatchObject({ strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, noPropertyAccessFromIndexSignature: true, erasableSyntaxOnly: true, verbatimModuleSyntax: true, skipLibCheck: false });
     writeFileSync(join(project, "experiments", "mine.ts"), MINE);
     // The TypeScript this repository builds with, so the check is about latlab's types, not a TypeScript release.
     const typescript = JSON.parse(readFileSync(join(ROOT, "node_modules/typescript/package.json"), "utf8")).version;

@@ -39,8 +39,10 @@ const packageJson = (ctx: TemplateContext) =>
   });
 
 /**
- * As strict as latlab itself and stricter. latlab ships TypeScript sources, imported with their
- * `.ts` extensions: `allowImportingTsExtensions` (with noEmit) lets the type checker follow them.
+ * Stricter than latlab itself, libraries' declarations checked too (skipLibCheck off): the
+ * package ships compiled JavaScript with declarations that pass these flags (a test installs the
+ * packed package into a project made by this template). `allowImportingTsExtensions` (with
+ * noEmit) lets experiments import their own helpers as `./x.ts`, as Node runs them.
  */
 const tsconfigJson = () =>
   json({
@@ -56,7 +58,7 @@ const tsconfigJson = () =>
       verbatimModuleSyntax: true,
       allowImportingTsExtensions: true,
       noEmit: true,
-      skipLibCheck: true,
+      skipLibCheck: false,
       types: ["node"],
     },
     include: ["experiments"],

@@ -1,31 +1,18 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { packageName, scaffold } from "../../../src/cli/init/scaffold.ts";
 import { TEMPLATES } from "../../../src/cli/init/templates.ts";
-import { main } from "../../../src/cli/main.ts";
 import { tempDirs } from "../../tempDirs.ts";
+import { runMain } from "./runMain.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const LATLAB = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
 const FILES = ["package.json", "tsconfig.json", "experiments/example.ts", ".gitignore", "README.md"];
 const temp = tempDirs();
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: "", stderr: "" };
-  const spies = (["stdout", "stderr"] as const).map((stream) =>
-    vi.spyOn(process[stream], "write").mockImplementation((chunk: string | Uint8Array) => {
-      out[stream] += String(chunk);
-      return true;
-    }),
-  );
-  try {
-    return { code: await main(args), ...out };
-  } finally {
-    for (const s of spies) s.mockRestore();
-  }
-}
+const cli = runMain;
 
 /** bin/latlab.js in a folder of its own, as a user runs it (CI=true: no progress bar). */
 const latlab = (args: string[], cwd: string) => spawnSync(process.execPath, [join(ROOT, "bin/latlab.js"), ...args], { cwd, encoding: "utf8", env: { ...process.env, CI: "true" } });
@@ -48,6 +35,8 @@ describe("latlab init", () => {
       noPropertyAccessFromIndexSignature: true,
       erasableSyntaxOnly: true,
       verbatimModuleSyntax: true,
+      // latlab's declarations are checked under these flags too (the package ships .d.ts that pass them).
+      skipLibCheck: false,
       module: "nodenext",
       moduleResolution: "nodenext",
       noEmit: true,

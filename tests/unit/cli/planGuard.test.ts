@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { Experiment } from "../../../src/dsl/experiment.ts";
 import { tempDirs } from "../../tempDirs.ts";
+import { runMain } from "./runMain.ts";
 
 // buildPlan, counted: a refused plan must be refused before it is built. A call for more than a
 // handful of replicas throws at once instead of building gigabytes, so a broken guard fails the
@@ -26,21 +27,7 @@ const { main } = await import("../../../src/cli/main.ts");
 const temp = tempDirs();
 const MANY = join(import.meta.dirname, "fixtures/many-repetitions.ts");
 
-/** main() in this process, with what it writes. */
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: "", stderr: "" };
-  const spies = (["stdout", "stderr"] as const).map((stream) =>
-    vi.spyOn(process[stream], "write").mockImplementation((chunk: string | Uint8Array) => {
-      out[stream] += String(chunk);
-      return true;
-    }),
-  );
-  try {
-    return { code: await main(args), ...out };
-  } finally {
-    for (const s of spies) s.mockRestore();
-  }
-}
+const cli = runMain;
 
 beforeEach(() => {
   built.length = 0;
