@@ -25,3 +25,41 @@ export function scheduleGroups(cells: readonly Cell[]): Cell[][] {
 export function scheduledSeconds(cells: readonly Cell[], seconds: (cell: Cell) => number): number {
   return scheduleGroups(cells).reduce((sum, group) => sum + Math.max(...group.map(seconds)), 0);
 }
+
+/** A stretch of the run on one deployment: its schedule groups, run one after another. */
+export interface RunStep {
+  deployment: string;
+  groups: Cell[][];
+}
+
+/**
+ * The order the runner measures in, interleaved so that drift over the run (a noisy neighbour
+ * arriving, the machine warming up) does not pass for a difference between variants: round by
+ * round — repetition 0 of every replica of every variant, then repetition 1, … — and within a
+ * round replica 0 of every variant, then replica 1 (A B A B …, not A A … B B …). Within one
+ * deployment and round the plan's own order holds (measure by measure, the variants of a
+ * shared deployment taking turns), and scheduleGroups' groups are kept whole. Consecutive
+ * groups of one deployment form one step. Every target brings every deployment up at once, so
+ * any order is possible; the runner keeps a deployment's connections open across its steps.
+ */
+export function runOrder(cells: readonly Cell[]): RunStep[] {
+  const deploymentIndex = new Map<string, number>();
+  for (const c of cells) if (!deploymentIndex.has(c.deployment)) deploymentIndex.set(c.deployment, deploymentIndex.size);
+  const key = (g: Cell[]) => {
+    const head = g[0]!;
+    return [head.repetition, head.replica, deploymentIndex.get(head.deployment)!];
+  };
+  const ordered = scheduleGroups(cells)
+    .map((group, index) => ({ group, index, key: key(group) }))
+    .sort((a, b) => {
+      for (let i = 0; i < a.key.length; i++) if (a.key[i] !== b.key[i]) return a.key[i]! - b.key[i]!;
+      return a.index - b.index;
+    });
+  const steps: RunStep[] = [];
+  for (const { group } of ordered) {
+    const last = steps.at(-1);
+    if (last && last.deployment === group[0]!.deployment) last.groups.push(group);
+    else steps.push({ deployment: group[0]!.deployment, groups: [group] });
+  }
+  return steps;
+}

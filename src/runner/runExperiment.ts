@@ -9,7 +9,7 @@ import { hostRecords } from "../results/hostRecords.ts";
 import type { Results, ShapingStatus, TeardownReport } from "../results/schema.ts";
 import { writeResults } from "../results/writeResults.ts";
 import type { Environment, HostEndpoint, Target } from "../targets/target.ts";
-import { scheduleGroups } from "../plan/schedule.ts";
+import { runOrder } from "../plan/schedule.ts";
 import { findTool } from "../tools/registry.ts";
 import { BASE_PORT, failedCell, runCell } from "./cellRunner.ts";
 import type { Progress } from "./progress.ts";
@@ -59,20 +59,41 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m), signal });
     progress.log(environment.shaping.note);
     progress.start(plan.cells.length);
-    for (const deployment of plan.deployments) {
-      if (signal.aborted) break;
-      const cells = plan.cells.filter((c) => c.deployment === deployment.id);
-      try {
-        await runDeployment(deployment.id, cells, environment.hosts, options, sampled, toolVersions);
-      } catch (error) {
-        // One deployment that cannot be reached fails its own cells, not the others'.
-        const done = new Set(sampled.map((s) => s.measurement.cell));
-        for (const c of cells.filter((c) => !done.has(c.id))) {
-          const failed = failedCell(c, (error as Error).message);
-          sampled.push(failed);
-          progress.cellFinished(cellLabel(c), "failed", failed.measurement.error);
-        }
+    // Round by round (runOrder): repetition 0 of every variant, then repetition 1, … so that a
+    // drift over the run does not pass for a difference. A deployment's hosts stay connected
+    // from its first step to its last.
+    const steps = runOrder(plan.cells);
+    const lastStep = new Map(steps.map((s, i) => [s.deployment, i]));
+    const sessions = new Map<string, DeploymentSession>();
+    const failDeployment = (deploymentId: string, error: unknown) => {
+      // One deployment that cannot be reached fails its own cells, not the others'.
+      const done = new Set(sampled.map((s) => s.measurement.cell));
+      for (const c of plan.cells.filter((c) => c.deployment === deploymentId && !done.has(c.id))) {
+        const failed = failedCell(c, (error as Error).message);
+        sampled.push(failed);
+        progress.cellFinished(cellLabel(c), "failed", failed.measurement.error);
       }
+    };
+    try {
+      for (const [index, step] of steps.entries()) {
+        if (signal.aborted) break;
+        let session = sessions.get(step.deployment);
+        if (session?.dead) continue;
+        try {
+          if (!session) {
+            session = new DeploymentSession(step.deployment, environment.hosts, options, sampled, toolVersions);
+            sessions.set(step.deployment, session);
+            await session.open();
+          }
+          await session.run(step.groups);
+        } catch (error) {
+          await session?.close();
+          failDeployment(step.deployment, error);
+        }
+        if (lastStep.get(step.deployment) === index) await sessions.get(step.deployment)?.close();
+      }
+    } finally {
+      for (const s of sessions.values()) await s.close();
     }
   } catch (error) {
     // Said once, in the final report (comparisonTable's "run failed:"), not here and not per cell.
@@ -127,69 +148,89 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   return results;
 }
 
-async function runDeployment(
-  deploymentId: string,
-  cells: Cell[],
-  endpoints: HostEndpoint[],
-  options: RunOptions,
-  sampled: SampledMeasurement[],
-  toolVersions: Record<string, string>,
-): Promise<void> {
-  const { progress, signal } = options;
-  const hosts = endpoints.filter((e) => e.deployment === deploymentId);
-  const log = (m: string) => progress.log(m);
-  // Every host connected and ready, or none left open (see connectAll).
-  const connections = await HostConnections.connectAll(deploymentId, hosts, { connect: options.connect ?? connectHost, signal, log }, readyAndProbe);
-  const servers: { role: string; server: RunningServer }[] = [];
-  const abortAll = () => connections.close();
-  signal.addEventListener("abort", abortAll, { once: true });
-  try {
-    const started = new Map<string, RunningServer | undefined>();
-    const shipped = new Set<string>();
+/**
+ * One deployment's hosts as the runner uses them across its steps: the connections (every host
+ * connected and ready, or none left open — see connectAll), the servers started on them, the
+ * assets shipped. close() stops the servers and closes the connections; it is safe to call twice.
+ */
+class DeploymentSession {
+  /** Set when the deployment failed as a whole: its later steps are skipped. */
+  dead = false;
+  private connections: HostConnections | null = null;
+  private readonly servers: { role: string; server: RunningServer }[] = [];
+  private readonly started = new Map<string, RunningServer | undefined>();
+  private readonly shipped = new Set<string>();
+  private readonly abortAll = () => this.connections?.close();
+  private closed = false;
+  private readonly deploymentId: string;
+  private readonly endpoints: HostEndpoint[];
+  private readonly options: RunOptions;
+  private readonly sampled: SampledMeasurement[];
+  private readonly toolVersions: Record<string, string>;
 
-    /** Versions, assets and the server a cell needs; one cell at a time, so nothing starts twice. */
-    const prepare = async (cell: Cell) => {
-      const tool = findTool(cell.tool);
-      if (!tool) throw new Error(`${deploymentId}: unknown tool "${cell.tool}"`);
-      const client = connections.endpoint(cell.from);
-      const server = connections.endpoint(cell.to);
-      const clientSsh = connections.get(cell.from);
-      const serverSsh = connections.get(cell.to);
-      if (!(tool.name in toolVersions)) {
-        const v = await execWithTimeout(clientSsh, tool.versionCommand, 10, signal);
-        toolVersions[tool.name] = tool.parseVersion(`${v.stdout}\n${v.stderr}`) ?? "unknown";
-      }
-      const clientAssets = await ensureAssets(clientSsh, client, tool, shipped, signal);
-      const serverAssets = await ensureAssets(serverSsh, server, tool, shipped, signal);
-      const key = `${cell.to}/${cell.measure}`;
-      if (!started.has(key)) {
-        const s = await startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal);
-        started.set(key, s);
-        if (s) servers.push({ role: cell.to, server: s });
-      }
-      return () =>
-        runCell(
-          {
-            cell,
-            client: { endpoint: client, ssh: connections.get(cell.from), assetsDir: clientAssets },
-            server: { endpoint: server, ssh: connections.get(cell.to) },
-            runDir: options.runDir,
-            signal,
-            // Replaces only the connection this cell saw drop; parallel cells share one reconnect.
-            reconnectClient: (failed) => connections.reconnect(cell.from, failed),
-            log,
-          },
-          tool,
-        );
-    };
+  constructor(deploymentId: string, endpoints: HostEndpoint[], options: RunOptions, sampled: SampledMeasurement[], toolVersions: Record<string, string>) {
+    this.deploymentId = deploymentId;
+    this.endpoints = endpoints;
+    this.options = options;
+    this.sampled = sampled;
+    this.toolVersions = toolVersions;
+  }
 
-    for (const group of scheduleGroups(cells)) {
+  async open(): Promise<void> {
+    const { progress, signal } = this.options;
+    const hosts = this.endpoints.filter((e) => e.deployment === this.deploymentId);
+    this.connections = await HostConnections.connectAll(this.deploymentId, hosts, { connect: this.options.connect ?? connectHost, signal, log: (m) => progress.log(m) }, readyAndProbe);
+    signal.addEventListener("abort", this.abortAll, { once: true });
+  }
+
+  /** Versions, assets and the server a cell needs; one cell at a time, so nothing starts twice. */
+  private async prepare(cell: Cell): Promise<() => Promise<SampledMeasurement>> {
+    const { signal, progress } = this.options;
+    const connections = this.connections!;
+    const tool = findTool(cell.tool);
+    if (!tool) throw new Error(`${this.deploymentId}: unknown tool "${cell.tool}"`);
+    const client = connections.endpoint(cell.from);
+    const server = connections.endpoint(cell.to);
+    const clientSsh = connections.get(cell.from);
+    const serverSsh = connections.get(cell.to);
+    if (!(tool.name in this.toolVersions)) {
+      const v = await execWithTimeout(clientSsh, tool.versionCommand, 10, signal);
+      this.toolVersions[tool.name] = tool.parseVersion(`${v.stdout}\n${v.stderr}`) ?? "unknown";
+    }
+    const clientAssets = await ensureAssets(clientSsh, client, tool, this.shipped, signal);
+    const serverAssets = await ensureAssets(serverSsh, server, tool, this.shipped, signal);
+    const key = `${cell.to}/${cell.measure}`;
+    if (!this.started.has(key)) {
+      const s = await startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal);
+      this.started.set(key, s);
+      if (s) this.servers.push({ role: cell.to, server: s });
+    }
+    return () =>
+      runCell(
+        {
+          cell,
+          client: { endpoint: client, ssh: connections.get(cell.from), assetsDir: clientAssets },
+          server: { endpoint: server, ssh: connections.get(cell.to) },
+          runDir: this.options.runDir,
+          signal,
+          // Replaces only the connection this cell saw drop; parallel cells share one reconnect.
+          reconnectClient: (failed) => connections.reconnect(cell.from, failed),
+          log: (m) => progress.log(m),
+        },
+        tool,
+      );
+  }
+
+  /** Runs schedule groups one after another; a failed cell is recorded and the others go on. */
+  async run(groups: Cell[][]): Promise<void> {
+    const { progress, signal } = this.options;
+    for (const group of groups) {
       if (signal.aborted) return;
       const runs: (() => Promise<SampledMeasurement>)[] = [];
       for (const cell of group) {
         progress.cellStarted(cellLabel(cell));
         try {
-          runs.push(await prepare(cell));
+          runs.push(await this.prepare(cell));
         } catch (error) {
           const message = (error as Error).message;
           runs.push(async () => failedCell(cell, message));
@@ -200,15 +241,22 @@ async function runDeployment(
         runs.map(async (run, i) => {
           const cell = group[i]!;
           const result = await run().catch((error: Error) => failedCell(cell, error.message));
-          sampled.push(result);
+          this.sampled.push(result);
           progress.cellFinished(cellLabel(cell), result.measurement.status, result.measurement.error);
         }),
       );
     }
-  } finally {
-    signal.removeEventListener("abort", abortAll);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.dead = true;
+    this.options.signal.removeEventListener("abort", this.abortAll);
+    const connections = this.connections;
+    if (!connections) return;
     // On the role's current connection: the one the server was started on may have been replaced.
-    for (const { role, server } of servers) {
+    for (const { role, server } of this.servers) {
       try {
         await stopServer(connections.get(role), server);
       } catch {

@@ -49,9 +49,9 @@ export interface TargetFactory {
 export const targets: Record<string, TargetFactory> = {
   local: {
     description: "network namespaces on this machine (no cloud account needed)",
-    async preflight(_plan, options) {
+    async preflight(plan, options) {
       const { checkLocalPrerequisites } = await import("./local/preflight.ts");
-      await checkLocalPrerequisites({ binaries: options.binaries, install: options.install, log: options.log });
+      await checkLocalPrerequisites({ plan, binaries: options.binaries, install: options.install, log: options.log });
     },
     async create() {
       const { LocalTarget } = await import("./local/localTarget.ts");

@@ -283,11 +283,14 @@ describe("LocalTarget: five hosts, every path kind", () => {
     expect(await run(sessions.get("client") as NodeSSH, "tc qdisc show dev eth0")).not.toMatch(/tbf/);
     expect(env.shaping.bandwidth).toBe("applied");
     expect(env.shaping.model?.length).toBe(10);
+    // The B1s hosts have no documented bandwidth: the note names them as uncapped, the capped server not.
+    expect(env.shaping.note).toMatch(/UNCAPPED \(no bandwidth cap: no documented figure for the size.*\): d0-client \(Standard_B1s\), d0-zone1 \(Standard_B1s\), d0-zone2 \(Standard_B1s\), d0-west \(Standard_B1s\)/);
+    expect(env.shaping.note).not.toMatch(/d0-server \(/);
     if (env.facts.netem?.startsWith("present")) {
       expect(env.shaping.latency).toBe("applied");
     } else {
       expect(env.shaping.latency).toBe("unavailable");
-      expect(env.shaping.note).toBe("shaping: unavailable — kernel has no netem");
+      expect(env.shaping.note.startsWith("shaping: unavailable — kernel has no netem")).toBe(true);
       for (const h of env.hosts) expect(h.actual.latencyShaping).toBe("unavailable");
     }
   });
@@ -488,5 +491,85 @@ describe("LocalTarget: failures midway through up()", () => {
 
   it("reports not-started when down() comes before any up()", async () => {
     expect(await new LocalTarget().down()).toEqual({ status: "not-started", errors: [], removed: [] });
+  });
+});
+
+describe("LocalTarget: each host's processes pinned to their own CPUs", () => {
+  const pairPlan = (): Plan => {
+    const plan = planOf([host("client", { ppg: "p" }), host("server", { ppg: "p" })]);
+    plan.cells = [
+      {
+        id: "d0/sockperf#0/client->server",
+        deployment: "d0",
+        variant: "base",
+        replica: 0,
+        repetition: 0,
+        measure: 0,
+        tool: "sockperf",
+        params: {},
+        from: "client",
+        to: "server",
+        path: "private",
+        pathKind: "same-ppg",
+        crossesPeering: false,
+        estimatedSeconds: 1,
+      },
+    ];
+    return plan;
+  };
+  const allowedList = (pid: number | string) => /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+
+  it("pins client and server of a cell to different CPUs: the sshd and what is started through it, read from /proc", async () => {
+    const target = new LocalTarget({ cpus: [0, 1] });
+    const c = ctx("it-cpus");
+    const sessions: NodeSSH[] = [];
+    try {
+      const env = await target.up(pairPlan(), c);
+      const tempDir = target.resources.tempDir as string;
+      const lists: string[] = [];
+      for (const h of env.hosts) {
+        const asked = h.actual.cpusAsked as string;
+        expect(["0", "1"]).toContain(asked);
+        expect(h.actual.cpus, h.role).toBe(asked);
+        // The sshd itself…
+        const sshdPid = readFileSync(join(tempDir, "hosts", h.actual.hostname as string, "sshd.pid"), "utf8").trim();
+        expect(allowedList(sshdPid), `${h.role} sshd`).toBe(asked);
+        // …a command run through it, and a process it left running.
+        const ssh = await connect(h);
+        sessions.push(ssh);
+        expect((await run(ssh, "grep Cpus_allowed_list /proc/self/status")).trim()).toBe(`Cpus_allowed_list:\t${asked}`);
+        const pid = (await run(ssh, "sleep 30 >/dev/null 2>&1 & echo $!")).trim();
+        expect(allowedList(pid), `${h.role} started process`).toBe(asked);
+        lists.push(asked);
+      }
+      expect(new Set(lists).size).toBe(2);
+      expect(env.facts.cpus).toMatch(/^2 CPUs \(0-1\); at most 2 hosts measure at once; .*d0-client [01], d0-server [01]; hosts measuring together are on different CPUs$/);
+      expect(env.facts["cpus.shortfall"]).toBeUndefined();
+      expect(env.shaping.note).not.toMatch(/CPUs:/);
+    } finally {
+      for (const s of sessions) s.dispose();
+      const r = target.resources;
+      const report = await target.down();
+      expect(report.status).toBe("ok");
+      expectNothingLeft(c.runId, r.tempDir, r.pids);
+    }
+  });
+
+  it("says so in the facts and the shaping note when there are fewer CPUs than hosts measuring at once", async () => {
+    const target = new LocalTarget({ cpus: [0] });
+    const c = ctx("it-cpus-short");
+    try {
+      const env = await target.up(pairPlan(), c);
+      for (const h of env.hosts) expect(h.actual.cpus).toBe("0");
+      expect(env.facts["cpus.shortfall"]).toMatch(/^this machine has 1 CPU \(0\) for up to 2 hosts that measure at once \(d0: client, server\)/);
+      expect(env.shaping.note).toMatch(/; CPUs: this machine has 1 CPU/);
+      // Both hosts are B1s: no documented bandwidth, so uncapped, and said so.
+      expect(env.shaping.note).toMatch(/UNCAPPED .*: d0-client \(Standard_B1s\), d0-server \(Standard_B1s\)/);
+    } finally {
+      const r = target.resources;
+      const report = await target.down();
+      expect(report.status).toBe("ok");
+      expectNothingLeft(c.runId, r.tempDir, r.pids);
+    }
   });
 });

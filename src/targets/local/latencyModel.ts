@@ -1,4 +1,5 @@
 import type { PathKind } from "../../plan/types.ts";
+import { sizeCapability } from "../azure/catalog/capabilities.ts";
 
 /**
  * What the local target would emulate, as data with its sources. Nothing here is measured on
@@ -100,8 +101,14 @@ export interface BandwidthLookup {
 }
 
 export function bandwidthForSize(size: string): BandwidthLookup {
-  const e = VM_BANDWIDTH[size];
+  // This table first, then Azure's catalogue (capabilities.ts), which knows more sizes.
+  const cap = sizeCapability(size);
+  const e = Object.hasOwn(VM_BANDWIDTH, size)
+    ? VM_BANDWIDTH[size]
+    : cap
+      ? { mbit: cap.bandwidthMbps, source: `${cap.source.title} (${cap.source.url})${cap.bandwidthMbps === null ? ": Microsoft publishes no bandwidth figure for this size" : ""}` }
+      : undefined;
   if (!e) return { size, mbit: null, note: `${size}: not in latlab's bandwidth table, no cap applied` };
-  if (e.mbit === null) return { size, mbit: null, note: `${size}: no cap applied — ${e.source}` };
+  if (e.mbit === null) return { size, mbit: null, note: `${size}: uncapped, no cap applied — ${e.source}` };
   return { size, mbit: e.mbit, note: `${size}: ${e.mbit} Mbit/s — ${e.source}` };
 }

@@ -28,6 +28,9 @@ import {
 } from "./names.ts";
 import type { MgmtBlock, RunNames } from "./names.ts";
 import { killNamespaceProcesses } from "./namespaceProcesses.ts";
+import { allowedCpus, assignCpus, cpuFact, formatCpuList, parseCpuList } from "./cpus.ts";
+import type { CpuAssignment } from "./cpus.ts";
+import { assertLocalPlan } from "./planCheck.ts";
 import { detectQdiscSupport, NO_NETEM_NOTE, netemCommands, peerDelays, tbfCommands } from "./shaping.ts";
 import type { QdiscSupport } from "./shaping.ts";
 import { generateKey, sshBannerSeen, sshdConfig, sshdStartArgv } from "./sshd.ts";
@@ -59,6 +62,11 @@ export interface LocalTargetOptions {
    * to make one host fail) and for local tweaks; the default config is sshd.ts's sshdConfig.
    */
   sshdConfigTransform?: (host: HostRef, config: string) => string;
+  /**
+   * The CPUs the hosts are pinned within (default: this process's own affinity, read from
+   * /proc/self/status). For tests: pretend the machine has fewer or more.
+   */
+  cpus?: readonly number[];
 }
 
 interface Created {
@@ -81,6 +89,8 @@ interface HostRuntime {
   key: KeyPair;
   bandwidth: BandwidthLookup;
   capApplied: number | null;
+  /** The CPU list its sshd is pinned to ("0-1"). */
+  cpus: string;
   dir: string;
   workDir: string;
 }
@@ -186,6 +196,8 @@ export class LocalTarget implements Target {
     if (this.created && (this.created.namespaces.length > 0 || this.created.tempDir !== null)) {
       throw new LocalTargetError("local target: up() called while a previous run is still up; call down() first");
     }
+    // Before anything is brought up: a size or region latlab does not know is a mistake, not a host.
+    assertLocalPlan(plan);
     if (typeof process.getuid === "function" && process.getuid() !== 0) {
       throw new LocalTargetError("local target: network namespaces need root; run latlab as root (e.g. with sudo)");
     }
@@ -196,6 +208,7 @@ export class LocalTarget implements Target {
     const log = (m: string) => ctx.log(`local: ${m}`);
 
     const topos: DeploymentTopology[] = plan.deployments.map((d) => buildDeploymentTopology(d, names));
+    const cpuAssignment: CpuAssignment = assignCpus(plan, this.options.cpus ?? (await allowedCpus()));
     for (const t of topos) {
       for (const h of t.hosts) this.labels.set(h.namespace, `host ${h.hostname} (namespace ${h.namespace})`);
     }
@@ -296,6 +309,7 @@ export class LocalTarget implements Target {
         key: hostKeys[ordinal] as KeyPair,
         bandwidth: bandwidthForSize(h.spec.size),
         capApplied: null,
+        cpus: formatCpuList(cpuAssignment.byHost.get(`${t.deploymentId}/${h.role}`) ?? cpuAssignment.available),
         dir,
         workDir,
       });
@@ -336,7 +350,7 @@ export class LocalTarget implements Target {
         }
         const configPath = join(rt.dir, "sshd_config");
         await writeFile(configPath, config, { mode: 0o600 });
-        const argv = sshdStartArgv(h.namespace, h.hostname, configPath);
+        const argv = sshdStartArgv(h.namespace, h.hostname, configPath, rt.cpus);
         const logPath = join(rt.dir, "sshd.log");
         const proc = spawnDetached(argv, logPath);
         c.processes.push({ process: proc, namespace: h.namespace });
@@ -363,10 +377,19 @@ export class LocalTarget implements Target {
     const failed = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failed) throw failed.reason instanceof Error ? failed.reason : new LocalTargetError(String(failed.reason));
     log(`${runtimes.length} hosts up, sshd accepting connections`);
+    if (cpuAssignment.shortfall) log(`CPUs: ${cpuAssignment.shortfall}`);
+    // The CPUs each sshd really runs on, read back from the kernel.
+    const cpusGot = await Promise.all(runtimes.map((rt) => this.sshdCpus(rt)));
 
     // What was really got.
     const peered = topos.some((t) => t.links.some((l) => l.kind === "peering"));
     const anyCap = runtimes.some((r) => r.capApplied !== null);
+    const uncapped = runtimes.filter((r) => r.capApplied === null);
+    const uncappedNote = uncapped.length
+      ? `; UNCAPPED (no bandwidth cap: ${support.netem || support.tbf ? "no documented figure for the size" : "the kernel has neither netem nor tbf"}, so these hosts are not their size here and comparing sizes is meaningless): ${uncapped
+          .map((r) => `${r.topo.hostname} (${r.topo.spec.size})`)
+          .join(", ")}`
+      : "";
     const bandwidthNotes = runtimes.map((r) => `${r.topo.hostname}: ${r.capApplied !== null ? `${r.capApplied} Mbit/s egress cap` : "no cap"} (${r.bandwidth.note})`);
     const shaping: ShapingStatus = {
       latency: support.netem ? "applied" : "unavailable",
@@ -374,7 +397,10 @@ export class LocalTarget implements Target {
       note:
         (support.netem
           ? `shaping: latency applied per peer with netem (RTT/2 on each end's egress, from the model); bandwidth ${anyCap ? "capped per VM size" : "not capped"}`
-          : NO_NETEM_NOTE) + (peered ? `; ${PEERING_NOTE}` : ""),
+          : NO_NETEM_NOTE) +
+        uncappedNote +
+        (peered ? `; ${PEERING_NOTE}` : "") +
+        (cpuAssignment.shortfall ? `; CPUs: ${cpuAssignment.shortfall}` : ""),
       model: LATENCY_MODEL.map((m) => ({ ...m })),
     };
     const wiring = await Promise.all(
@@ -410,6 +436,9 @@ export class LocalTarget implements Target {
         bandwidthCapMbit: rt.capApplied,
         bandwidthNote: rt.bandwidth.note,
         latencyShaping: support.netem ? "applied" : "unavailable",
+        // The CPUs its sshd (and so everything started through it) may run on, read back.
+        cpus: cpusGot[i] ?? null,
+        cpusAsked: rt.cpus,
       };
       return {
         deployment: rt.deployment,
@@ -430,6 +459,8 @@ export class LocalTarget implements Target {
       runShort: names.short,
       tempDir,
       "shaping.bandwidth": bandwidthNotes.join("; "),
+      cpus: cpuFact(cpuAssignment, (key) => runtimes.find((r) => `${r.deployment}/${r.topo.role}` === key)?.topo.hostname ?? key),
+      ...(cpuAssignment.shortfall ? { "cpus.shortfall": cpuAssignment.shortfall } : {}),
       addressPlan: `private ${DATA_NET} (a /24 per rack), public ${PUBLIC_NET} (a /32 per host, via the deployment's public router), router links ${TRANSIT_NET}, management ${MGMT_NET}`,
       ...(peered ? { peering: PEERING_FACT } : {}),
       publicPath:
@@ -525,6 +556,19 @@ export class LocalTarget implements Target {
   }
 
   // -------------------------------------------------------------------------------------------
+
+  /** The CPU list the host's sshd may run on, from its pid file and /proc (null: not readable). */
+  private async sshdCpus(rt: HostRuntime): Promise<string | null> {
+    try {
+      const pid = (await readFile(join(rt.dir, "sshd.pid"), "utf8")).trim();
+      if (!/^\d+$/.test(pid)) return null;
+      const status = await readFile(`/proc/${pid}/status`, "utf8");
+      const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(status)?.[1];
+      return list === undefined ? null : formatCpuList(parseCpuList(list));
+    } catch {
+      return null;
+    }
+  }
 
   private label(namespace: string): string {
     return this.labels.get(namespace) ?? `namespace ${namespace}`;

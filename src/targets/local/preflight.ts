@@ -2,13 +2,15 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { delimiter, join } from "node:path";
+import type { Plan } from "../../plan/types.ts";
 import { execCommand, formatArgv } from "./exec.ts";
+import { assertLocalPlan } from "./planCheck.ts";
 import type { ExecFn } from "./exec.ts";
 import { detectQdiscSupport } from "./shaping.ts";
 import { SSHD_PATH } from "./sshd.ts";
 
 /** Binaries the local target itself runs. */
-export const TARGET_BINARIES: readonly string[] = ["ip", "tc", "sshd", "ssh-keygen", "unshare"];
+export const TARGET_BINARIES: readonly string[] = ["ip", "tc", "sshd", "ssh-keygen", "unshare", "taskset"];
 
 /** Debian/Ubuntu package that ships each binary. */
 export const DEBIAN_PACKAGES: Readonly<Record<string, string>> = {
@@ -23,6 +25,7 @@ export const DEBIAN_PACKAGES: Readonly<Record<string, string>> = {
   ip: "iproute2",
   tc: "iproute2",
   unshare: "util-linux",
+  taskset: "util-linux",
   tcptraceroute: "tcptraceroute",
   nft: "nftables",
   sudo: "sudo",
@@ -32,6 +35,12 @@ export const DEBIAN_PACKAGES: Readonly<Record<string, string>> = {
 };
 
 export interface PreflightOptions {
+  /**
+   * The plan to run on the local target: its sizes and regions are checked against Azure's
+   * catalogue first (planCheck.ts), before anything is installed or built. The Azure
+   * emulator's preflight passes none (Azure's own validation covers its plans).
+   */
+  plan?: Plan;
   /** Binaries the experiment's tools need on the hosts (the target adds its own). */
   binaries: readonly string[];
   /** May missing packages be installed with apt-get? */
@@ -88,6 +97,7 @@ export async function checkLocalPrerequisites(options: PreflightOptions): Promis
   const exec = options.exec ?? execCommand;
   const find = options.findBinary ?? findBinary;
   const isRoot = options.isRoot ?? (typeof process.getuid === "function" ? process.getuid() === 0 : false);
+  if (options.plan) assertLocalPlan(options.plan);
   const wanted = [...new Set([...options.binaries, ...TARGET_BINARIES])];
   const installed: string[] = [];
 

@@ -71,9 +71,13 @@ export function sshdConfig(c: SshdConfigInput): string {
 /**
  * argv that starts sshd in a host's namespace with its own UTS namespace and hostname.
  * The shell script is a constant; hostname and config path are passed as its arguments.
+ * With `cpus`, the whole chain runs under `taskset -c <cpus>`: sshd, its sessions and
+ * everything started through them inherit that affinity.
  */
-export function sshdStartArgv(namespace: string, hostname: string, configPath: string): string[] {
+export function sshdStartArgv(namespace: string, hostname: string, configPath: string, cpus?: string): string[] {
+  if (cpus !== undefined && !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(cpus)) throw new Error(`not a CPU list: "${cpus}"`);
   return [
+    ...(cpus !== undefined ? ["taskset", "-c", cpus] : []),
     "ip",
     "netns",
     "exec",

@@ -106,3 +106,33 @@ describe("runStatus", () => {
     expect(runStatus({ aborted: false, ok: 0, cells: 0 })).toBe("complete");
   });
 });
+
+describe("runExperiment: the order cells run in", () => {
+  it("runs A B A B by repetition, connecting to each deployment once and closing it after its last cell", async () => {
+    const twoReps: Plan = buildPlan(
+      defineExperiment({
+        name: "fake",
+        description: "runner order",
+        axes: { ppg: [false, true] },
+        hosts: { client: {}, server: {} },
+        measure: [{ tool: "ping", params: { count: 3, interval: 0.1 } }],
+        repetitions: 2,
+      }),
+    );
+    const started: string[] = [];
+    const progress: Progress = { ...silent, cellStarted: (label) => started.push(label) };
+    const fakes: { deployment: string; fake: FakeSsh }[] = [];
+    const connect: Connect = async (h) => {
+      const f = fakeSsh(h.role, () => ({ stdout: "ping from iputils 20240117" }));
+      fakes.push({ deployment: h.deployment, fake: f });
+      return f.ssh;
+    };
+    const runDir = tempDir("latlab-unit-run-");
+    const results = await runExperiment({ source: "fake.ts", plan: twoReps, target: fakeTarget((d, role) => endpoint(d, role)), runId: "unit", runDir, progress, signal: new AbortController().signal, connect });
+    expect(started).toEqual(["ppg=false ping client->server", "ppg=true ping client->server", "ppg=false ping client->server rep1", "ppg=true ping client->server rep1"]);
+    // One connection per host for the whole run, all closed at the end.
+    expect(fakes.map((f) => `${f.deployment}/${f.fake.name}`).sort()).toEqual(["ppg=false/client", "ppg=false/server", "ppg=true/client", "ppg=true/server"]);
+    expect(fakes.every((f) => f.fake.disposed && f.fake.afterDispose.length === 0)).toBe(true);
+    expect(results.measurements.map((m) => m.cell)).toEqual(twoReps.cells.map((c) => c.id));
+  });
+});

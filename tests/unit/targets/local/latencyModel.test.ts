@@ -66,3 +66,13 @@ describe("VM size → bandwidth", () => {
     expect(unknown.note).toMatch(/not in latlab's bandwidth table/);
   });
 });
+
+describe("VM size → bandwidth, from Azure's catalogue where this table has no row", () => {
+  it("caps a catalogued size this table lacks with the catalogue's figure, and says a B-series size is uncapped", () => {
+    expect(bandwidthForSize("Standard_D16s_v4").mbit).toBe(12500);
+    const b2s = bandwidthForSize("Standard_B2s");
+    expect(b2s.mbit).toBeNull();
+    expect(b2s.note).toMatch(/^Standard_B2s: uncapped/);
+    expect(b2s.note).toMatch(/no bandwidth figure/);
+  });
+});

@@ -27,6 +27,13 @@ describe("sshd config", () => {
     expect(argv.slice(-3)).toEqual(["d0-client; rm -rf /", "/usr/sbin/sshd", "/tmp/c"]);
   });
 
+  it("pins sshd (and what it starts) to a CPU list with taskset, refusing anything else", () => {
+    const argv = sshdStartArgv("ll-abc-0-client", "d0-client", "/tmp/c", "0-1,3");
+    expect(argv.slice(0, 7)).toEqual(["taskset", "-c", "0-1,3", "ip", "netns", "exec", "ll-abc-0-client"]);
+    expect(sshdStartArgv("n", "h", "/c")[0]).toBe("ip");
+    expect(() => sshdStartArgv("n", "h", "/c", "0; reboot")).toThrow(/not a CPU list/);
+  });
+
   it("keeps type and key of a public key line", () => {
     expect(publicKeyOnly("ssh-ed25519 AAAAC3Nza comment here\n")).toBe("ssh-ed25519 AAAAC3Nza");
     expect(() => publicKeyOnly("garbage")).toThrow();

@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { buildPlan, defineExperiment } from "../../../../src/index.ts";
+import { formatPlan } from "../../../../src/report/planText.ts";
+import { checkLocalPrerequisites } from "../../../../src/targets/local/preflight.ts";
+import { LocalTarget } from "../../../../src/targets/local/localTarget.ts";
+import { uncappedLine, uncappedSizes, validateLocalPlan } from "../../../../src/targets/local/planCheck.ts";
+import type { ExecFn } from "../../../../src/targets/local/exec.ts";
+import accelnet from "../../../../experiments/accelnet-on-off.ts";
+import ppgAvset from "../../../../experiments/ppg-availability-set.ts";
+import ppgVsZone from "../../../../experiments/ppg-vs-zone.ts";
+import publicVsPeered from "../../../../experiments/public-vs-peered.ts";
+import zoneRegion from "../../../../experiments/zone-region-baseline.ts";
+
+const typo = () =>
+  buildPlan(
+    defineExperiment({
+      name: "typo",
+      description: "a misspelled size and region",
+      axes: { size: ["Standard_D2s_v5", "Standard_D2sv5"] },
+      defaults: { region: "uksouht" },
+      hosts: { client: {}, server: {} },
+      measure: [{ tool: "ping" }],
+    }),
+  );
+
+describe("local plan check: sizes and regions from Azure's catalogue", () => {
+  it("names every unknown size and region with its variant and host, and the closest known name", () => {
+    const messages = validateLocalPlan(typo()).map((i) => i.message);
+    expect(messages).toContain('variant size=Standard_D2sv5, host client: unknown VM size "Standard_D2sv5" — did you mean "Standard_D2s_v5"? (the local target emulates a size by its documented bandwidth, and knows only the sizes in src/targets/azure/catalog/capabilities.ts)');
+    expect(messages.filter((m) => m.includes('unknown region "uksouht" — did you mean "uksouth"?'))).toHaveLength(4);
+    expect(messages.filter((m) => m.includes('unknown VM size "Standard_D2sv5"'))).toHaveLength(2);
+    expect(messages.some((m) => m.includes('"Standard_D2s_v5"') && m.includes("unknown VM size \"Standard_D2s_v5\""))).toBe(false);
+  });
+
+  it("accepts every seed experiment", () => {
+    for (const e of [accelnet, ppgAvset, ppgVsZone, publicVsPeered, zoneRegion]) expect(validateLocalPlan(buildPlan(e)), e.name).toEqual([]);
+  });
+
+  it("refuses in the preflight before any package is installed or namespace made", async () => {
+    const calls: string[][] = [];
+    const exec: ExecFn = async (argv) => {
+      calls.push([...argv]);
+      return { code: 0, stdout: "", stderr: "" };
+    };
+    await expect(checkLocalPrerequisites({ plan: typo(), binaries: [], install: true, log: () => {}, exec, isRoot: true, findBinary: async () => null })).rejects.toThrow(
+      /unknown VM size "Standard_D2sv5" — did you mean "Standard_D2s_v5"\?/,
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it("refuses in up() before anything is brought up", async () => {
+    const calls: string[][] = [];
+    const exec: ExecFn = async (argv) => {
+      calls.push([...argv]);
+      return { code: 0, stdout: "", stderr: "" };
+    };
+    const target = new LocalTarget({ exec });
+    await expect(target.up(typo(), { runId: "typo", runDir: "/nonexistent", log: () => {} })).rejects.toThrow(/unknown region "uksouht" — did you mean "uksouth"\?/);
+    expect(calls).toEqual([]);
+    expect(target.resources).toEqual({ namespaces: [], rootLinks: [], tempDir: null, pids: [] });
+  });
+});
+
+describe("sizes the local target runs uncapped", () => {
+  const plan = buildPlan(
+    defineExperiment({
+      name: "b2s-vs-d2s",
+      description: "a B-series size against a D-series one",
+      axes: { size: ["Standard_D2s_v5", "Standard_B2s"] },
+      defaults: { region: "uksouth" },
+      hosts: { client: {}, server: {} },
+      measure: [{ tool: "ping" }],
+    }),
+  );
+
+  it("lists B-series (no documented bandwidth) by size with the hosts that have it", () => {
+    expect(uncappedSizes(plan).map((u) => ({ size: u.size, hosts: u.hosts }))).toEqual([{ size: "Standard_B2s", hosts: ["size=Standard_B2s/client", "size=Standard_B2s/server"] }]);
+  });
+
+  it("says so in the plan output", () => {
+    const text = formatPlan(plan);
+    expect(text).toContain("uncapped on the local target");
+    expect(text.split("\n").at(-1)).toMatch(/^uncapped on the local target .*: Standard_B2s \(size=Standard_B2s\/client, size=Standard_B2s\/server\)$/);
+    expect(uncappedLine(buildPlan(ppgVsZone))).toBeNull();
+    expect(formatPlan(buildPlan(ppgVsZone))).not.toContain("uncapped");
+  });
+});
