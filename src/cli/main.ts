@@ -103,6 +103,13 @@ interface RunFlags {
   replicas?: number;
 }
 
+/** A definition error a target finds (a size it does not know…) names the experiment's file, as the DSL's own do. */
+const namingFile =
+  (file: string) =>
+  (error: unknown): never => {
+    throw error instanceof ExperimentDefinitionError ? error.withSource(file) : error;
+  };
+
 export function newRunId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
   return `${stamp}-${randomBytes(2).toString("hex")}`;
@@ -195,7 +202,7 @@ export async function main(argv: string[]): Promise<number> {
         ...(opts.duration ? { duration: opts.duration } : {}),
         ...(opts.replicas !== undefined ? { replicas: opts.replicas } : {}),
       };
-      await factory.preflight(plan, targetOptions);
+      await factory.preflight(plan, targetOptions).catch(namingFile(file));
       progress.log(`${experiment.name}: ${plan.variants.length} variants, ${plan.estimate.hosts} hosts, ${plan.cells.length} cells, ~${Math.ceil(plan.estimate.measurementSeconds)} s of measurement; run ${runId}`);
       const target = await factory.create(targetOptions);
 
@@ -233,7 +240,8 @@ export async function main(argv: string[]): Promise<number> {
     .option("--max-cost <usd>", "azure: fail when the estimated cost is above this", parsePositive)
     .option("--replicas <n>", "independent host sets per variant, overriding the experiment's", parseReplicas)
     .action(async (ref: string, opts: { json?: boolean; target: string; duration?: PlanOptions["duration"]; livePrices?: boolean; maxCost?: number; replicas?: number }) => {
-      if (!findTarget(opts.target)) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
+      const factory = findTarget(opts.target);
+      if (!factory) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
       const found = await loadExperiment(ref);
       const { experiment } = found;
       sayWhich(found);
@@ -241,8 +249,10 @@ export async function main(argv: string[]): Promise<number> {
       const large = guardPlanSize(withReplicas(experiment, opts.replicas), options);
       if (large) process.stderr.write(`warning: ${large}\n\`latlab run\` will need --yes for it.\n`);
       const plan = buildPlan(withReplicas(experiment, opts.replicas), options);
+      // What this target would refuse, and what a reader of the plan must know (sizes it cannot cap…).
+      const notes = (await factory.planNotes?.(plan).catch(namingFile(found.file))) ?? [];
       if (opts.target !== "azure") {
-        process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan)}\n`);
+        process.stdout.write(opts.json ? `${JSON.stringify({ ...plan, notes }, null, 2)}\n` : `${[formatPlan(plan), ...notes].join("\n")}\n`);
         return;
       }
       // Offline: the Pulumi program under mocks, no credentials, nothing created.

@@ -1,5 +1,4 @@
 import type { Plan } from "../plan/types.ts";
-import { uncappedLine } from "../targets/local/planCheck.ts";
 
 const place = (h: Plan["variants"][number]["hosts"][number]) =>
   [h.region, h.vnet ? `vnet ${h.vnet}` : null, h.zone ? `zone ${h.zone}` : "no zone", h.ppg ? `ppg ${h.ppg}` : null, h.availabilitySet ? `avset ${h.availabilitySet}` : null, h.size, h.accelnet ? "accelnet" : "no accelnet"]
@@ -26,7 +25,5 @@ export function formatPlan(plan: Plan): string {
       minutes >= 1 ? `${minutes.toFixed(1)} min` : `${Math.ceil(plan.estimate.measurementSeconds)} s`
     } (plus bring-up and teardown)`,
   );
-  const uncapped = uncappedLine(plan);
-  if (uncapped) lines.push(uncapped);
   return lines.join("\n");
 }

@@ -40,6 +40,11 @@ export interface TargetFactory {
   /** Checks (and where allowed, installs) what the target needs; throws saying what to do. */
   preflight(plan: Plan, options: TargetOptions): Promise<void>;
   create(options: TargetOptions): Promise<Target>;
+  /**
+   * What `latlab plan` says for this target, offline: what it would refuse (thrown, naming the
+   * variant and host) and notes a reader of the plan must see (e.g. sizes it cannot cap).
+   */
+  planNotes?(plan: Plan): Promise<string[]>;
 }
 
 /**
@@ -56,6 +61,12 @@ export const targets: Record<string, TargetFactory> = {
     async create() {
       const { LocalTarget } = await import("./local/localTarget.ts");
       return new LocalTarget();
+    },
+    async planNotes(plan) {
+      const { assertLocalPlan, uncappedLine } = await import("./local/planCheck.ts");
+      assertLocalPlan(plan);
+      const uncapped = uncappedLine(plan);
+      return uncapped ? [uncapped] : [];
     },
   },
   azure: {

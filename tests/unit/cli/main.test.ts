@@ -167,3 +167,13 @@ describe("--replicas", () => {
     }
   });
 });
+
+describe("latlab plan on the local target", () => {
+  it("refuses a size or region the target does not know, naming the file and suggesting the name", async () => {
+    const r = await cli(["plan", join(import.meta.dirname, "fixtures/local-typo.ts")]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("local-typo.ts");
+    expect(r.stderr).toMatch(/hosts\.client\.size: variant default, host client: unknown VM size "Standard_D2sv5" — did you mean "Standard_D2s_v5"\?/);
+    expect(r.stderr).toMatch(/unknown region "uksouht" — did you mean "uksouth"\?/);
+  });
+});

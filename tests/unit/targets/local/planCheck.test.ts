@@ -4,6 +4,7 @@ import { formatPlan } from "../../../../src/report/planText.ts";
 import { checkLocalPrerequisites } from "../../../../src/targets/local/preflight.ts";
 import { LocalTarget } from "../../../../src/targets/local/localTarget.ts";
 import { uncappedLine, uncappedSizes, validateLocalPlan } from "../../../../src/targets/local/planCheck.ts";
+import { targets } from "../../../../src/targets/registry.ts";
 import type { ExecFn } from "../../../../src/targets/local/exec.ts";
 import accelnet from "../../../../experiments/accelnet-on-off.ts";
 import ppgAvset from "../../../../experiments/ppg-availability-set.ts";
@@ -77,11 +78,13 @@ describe("sizes the local target runs uncapped", () => {
     expect(uncappedSizes(plan).map((u) => ({ size: u.size, hosts: u.hosts }))).toEqual([{ size: "Standard_B2s", hosts: ["size=Standard_B2s/client", "size=Standard_B2s/server"] }]);
   });
 
-  it("says so in the plan output", () => {
-    const text = formatPlan(plan);
-    expect(text).toContain("uncapped on the local target");
-    expect(text.split("\n").at(-1)).toMatch(/^uncapped on the local target .*: Standard_B2s \(size=Standard_B2s\/client, size=Standard_B2s\/server\)$/);
+  it("says so in the plan's notes for the local target, and only there", async () => {
+    const notes = await targets.local!.planNotes!(plan);
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(/^uncapped on the local target .*: Standard_B2s \(size=Standard_B2s\/client, size=Standard_B2s\/server\)$/);
+    expect(formatPlan(plan)).not.toContain("uncapped");
+    expect(targets.azure!.planNotes).toBeUndefined();
     expect(uncappedLine(buildPlan(ppgVsZone))).toBeNull();
-    expect(formatPlan(buildPlan(ppgVsZone))).not.toContain("uncapped");
+    expect(await targets.local!.planNotes!(buildPlan(ppgVsZone))).toEqual([]);
   });
 });
