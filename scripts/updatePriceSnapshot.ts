@@ -22,11 +22,11 @@ import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { REGIONS, VM_SIZES } from "../src/targets/azure/catalog/capabilities.ts";
-import { generatePriceSnapshot, loadPriceSnapshot, recordedRetailApi, snapshotFromTable, type FetchLike, type PriceSnapshot } from "../src/targets/azure/catalog/prices.ts";
+import { generatePriceSnapshot, loadPriceSnapshot, recordedRetailApi, SNAPSHOT_FILE, snapshotFromTable, type FetchLike, type PriceSnapshot } from "../src/targets/azure/catalog/prices.ts";
 import { parseKarpenterPriceTable } from "./karpenterPriceTable.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
-export const DEFAULT_OUT = join(ROOT, "src/targets/azure/prices.snapshot.json");
+export const DEFAULT_OUT = fileURLToPath(SNAPSHOT_FILE);
 
 const ArgsSchema = z
   .object({

@@ -337,7 +337,8 @@ export async function main(argv: string[]): Promise<number> {
       const overwritten = new Set(result.existing);
       process.stdout.write(`wrote in ${result.dir}:\n${result.written.map((f) => `  ${f}${overwritten.has(f) ? " (overwritten)" : ""}\n`).join("")}`);
       const cd = resolve(dir) === process.cwd() ? "" : `cd ${/^[\w./-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", "'\\''")}'`} && `;
-      process.stdout.write(`next:\n  ${cd}npm install\n  npx latlab run example\n`);
+      // Not on the npm registry yet: `npm install` alone would find no latlab (or somebody else's).
+      process.stdout.write(`next:\n  ${cd}npm install /path/to/latlab-<version>.tgz   # \`npm pack\` in a latlab clone makes it\n  npx latlab run example                       # as root: emulated hosts are network namespaces\n`);
     });
 
   program

@@ -88,6 +88,8 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
           await session.run(step.groups);
         } catch (error) {
           await session?.close();
+          // Ctrl-C while connecting is an interruption, not this deployment's failure.
+          if (signal.aborted) break;
           failDeployment(step.deployment, error);
         }
         if (lastStep.get(step.deployment) === index) await sessions.get(step.deployment)?.close();

@@ -36,6 +36,10 @@ export async function connectHost(endpoint: HostEndpoint, options: ConnectOption
         username: endpoint.ssh.username,
         privateKey: endpoint.ssh.privateKey,
         readyTimeout: 10_000,
+        // A deployment's connections stay open from its first step to its last, idle while other
+        // deployments measure; Azure's public IPs drop a connection idle for 4 minutes.
+        keepaliveInterval: 15_000,
+        keepaliveCountMax: 4,
         hostVerifier: (key: Buffer) => Buffer.compare(key, expected) === 0,
       } as Parameters<NodeSSH["connect"]>[0]);
       return ssh;

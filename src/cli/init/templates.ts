@@ -106,7 +106,7 @@ const readme = (ctx: TemplateContext) => `# ${ctx.name}
 Network-latency experiments run with latlab.
 
 \`\`\`sh
-npm install
+npm install /path/to/latlab-<version>.tgz   # latlab is not on the npm registry yet: \`npm pack\` in a latlab clone makes it
 npx latlab plan example     # what it would do: variants, hosts, cells, time
 npx latlab run example      # run it (emulated hosts on this Linux machine; root needed)
 npx latlab list             # this project's experiments, then latlab's own

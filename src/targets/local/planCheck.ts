@@ -29,13 +29,13 @@ export function validateLocalPlan(plan: Plan): DefinitionIssue[] {
       if (!regionCapability(h.region)) {
         issues.push({
           path: hostPath(v.id, h.role, "region"),
-          message: `variant ${v.id}, host ${h.role}: unknown region "${h.region}"${suggestion(h.region, regions)} (the local target emulates Azure regions latlab knows: src/targets/azure/catalog/capabilities.ts)`,
+          message: `variant ${v.id}, host ${h.role}: unknown region "${h.region}"${suggestion(h.region, regions)} (the local target emulates the Azure regions latlab knows: see \`latlab plan --target azure\` or docs/dsl-reference.md)`,
         });
       }
       if (!sizeCapability(h.size)) {
         issues.push({
           path: hostPath(v.id, h.role, "size"),
-          message: `variant ${v.id}, host ${h.role}: unknown VM size "${h.size}"${suggestion(h.size, sizes)} (the local target emulates a size by its documented bandwidth, and knows only the sizes in src/targets/azure/catalog/capabilities.ts)`,
+          message: `variant ${v.id}, host ${h.role}: unknown VM size "${h.size}"${suggestion(h.size, sizes)} (the local target emulates a size by its documented bandwidth, and knows only the sizes in latlab's capability table)`,
         });
       }
     }

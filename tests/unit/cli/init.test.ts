@@ -22,7 +22,7 @@ describe("latlab init", () => {
     const dir = join(temp("latlab-init-"), "my-lab");
     const r = await cli(["init", dir]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`wrote in ${dir}:\n${FILES.map((f) => `  ${f}\n`).join("")}next:\n  cd ${dir} && npm install\n  npx latlab run example\n`);
+    expect(r.stdout).toBe(`wrote in ${dir}:\n${FILES.map((f) => `  ${f}\n`).join("")}next:\n  cd ${dir} && npm install /path/to/latlab-<version>.tgz   # \`npm pack\` in a latlab clone makes it\n  npx latlab run example                       # as root: emulated hosts are network namespaces\n`);
     for (const f of FILES) expect(existsSync(join(dir, f))).toBe(true);
 
     const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));

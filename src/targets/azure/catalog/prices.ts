@@ -69,7 +69,8 @@ export const PriceSnapshotSchema = z.object({
 });
 export type PriceSnapshot = z.infer<typeof PriceSnapshotSchema>;
 
-const SNAPSHOT_FILE = new URL("./prices.snapshot.json", import.meta.url);
+/** The bundled snapshot: what estimates read, and what `npm run prices:snapshot` writes by default. */
+export const SNAPSHOT_FILE = new URL("./prices.snapshot.json", import.meta.url);
 
 /** The bundled snapshot (src/targets/azure/prices.snapshot.json), validated. */
 export function loadPriceSnapshot(file: URL | string = SNAPSHOT_FILE): PriceSnapshot {

@@ -228,6 +228,8 @@ export function sshFromProblem(sshFrom: string): string | undefined {
   const [address, prefixText, ...rest] = value.split("/");
   const family = isIP(address ?? "");
   if (!family || rest.length) return `"${sshFrom}" is not an IP address or CIDR`;
+  // The VMs have IPv4 public addresses only: an IPv6 source would be an NSG rule that lets no SSH in.
+  if (family === 6) return `"${sshFrom}" is IPv6, and the VMs have IPv4 public addresses only (the NSG rule would let no SSH in): give the IPv4 address your SSH leaves from (\`curl -4 https://ifconfig.me\`) or --ssh-from auto`;
   if (prefixText === undefined) return undefined;
   if (!/^\d+$/.test(prefixText)) return `"${sshFrom}" has no valid prefix length`;
   const prefix = Number(prefixText);

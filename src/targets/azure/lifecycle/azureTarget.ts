@@ -14,7 +14,7 @@ import { makeStateDir, runStateDir, writePointer } from "./runState.ts";
 import { PROJECT_NAME, stackNameFor, summarizeCommandError, type PulumiProgram, type StackDriver, type StackFactory } from "./stack.ts";
 import { leftRecord, lineBuffer, tearDownStack } from "./teardown.ts";
 import { AzureOutputsSchema, hostName, namePrefix, type AzureOutputs, type AzureSettings } from "../program/types.ts";
-import { checkTtl, recommendedExpiresAt } from "../catalog/validateAzure.ts";
+import { checkTtl, recommendedExpiresAt, sshFromProblem } from "../catalog/validateAzure.ts";
 
 /** What `createProgram` from ./program.ts looks like (injected: tests use a stub). */
 export type ProgramFactory = (plan: Plan, settings: AzureSettings) => PulumiProgram;
@@ -102,7 +102,6 @@ export class AzureTargetError extends Error {
 
 const isoOrInvalid = (d: Date) => (Number.isNaN(d.getTime()) ? "(invalid date)" : d.toISOString());
 
-const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
 /**
  * Checks `--ssh-from`: one IPv4 address or CIDR, never the whole Internet. IPv6 is refused: the
@@ -110,23 +109,10 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
  * through — the run would fail later, silently, on a timeout.
  */
 export function checkSshFrom(value: string): string {
-  const v = value.trim();
-  const fail = (why: string) => {
-    throw new AzureTargetError(`azure target: --ssh-from "${value}": ${why}; give the runner's public address, e.g. 203.0.113.7/32`);
-  };
-  if (["*", "any", "internet"].includes(v.toLowerCase())) fail("SSH is never opened to everyone");
-  const [addr = "", prefix, ...rest] = v.split("/");
-  if (rest.length > 0) fail("not a CIDR");
-  const isV4 = IPV4.test(addr);
-  if (!isV4 && addr.includes(":") && /^[0-9a-f:.]+$/i.test(addr)) {
-    fail("an IPv6 source cannot reach the VMs (they have IPv4 public addresses only, so the NSG rule would let no SSH in); give the IPv4 address your SSH leaves from (`curl -4 https://ifconfig.me`) or --ssh-from auto");
-  }
-  if (!isV4) fail("not an IP address or CIDR");
-  if (prefix !== undefined) {
-    if (!/^\d+$/.test(prefix) || Number(prefix) > 32) fail("bad prefix length");
-    if (Number(prefix) === 0) fail("SSH is never opened to everyone");
-  }
-  return v;
+  // One rule set for the flag: the preflight's and the program's (validateAzure.sshFromProblem).
+  const problem = sshFromProblem(value);
+  if (problem) throw new AzureTargetError(`azure target: --ssh-from: ${problem}`);
+  return value.trim();
 }
 
 /** Strips credentials and query from a URL before it goes into results. */
@@ -489,7 +475,8 @@ export class AzureTarget implements Target {
     if (!driver) {
       // The stack was never opened: nothing exists in Azure.
       if (!s.keys && !s.state) return { status: "not-started", errors: [], removed: [] };
-      const removed = (await removeRunKeys(s.stateDir)).map((p) => `key file ${p}`);
+      // Nothing exists in Azure: the keys, passphrase and workspace open nothing and go.
+      const removed = (await removeSpentRunFiles(s.stateDir)).map((p) => `file ${p}`);
       if (s.state) await this.saveState(s, { status: "not-deployed" });
       return { status: "ok", errors: [], removed };
     }

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseArgs, run } from "../../../../../scripts/updatePriceSnapshot.ts";
@@ -162,6 +162,8 @@ describe("scripts/updatePriceSnapshot.ts (npm run prices:snapshot)", () => {
     expect(() => parseArgs(["--from-recorded", "x", "--recorded-at", "yesterday"])).toThrow(/takes a date/);
     expect(() => parseArgs(["--live"])).toThrow(/Unknown option '--live'/);
     expect(() => parseArgs(["--out"])).toThrow(/argument missing/);
-    expect(parseArgs([]).out).toMatch(/src\/targets\/azure\/prices\.snapshot\.json$/);
+    // The file estimates read (it moved once, and the default did not follow).
+    expect(parseArgs([]).out).toMatch(/src\/targets\/azure\/catalog\/prices\.snapshot\.json$/);
+    expect(existsSync(parseArgs([]).out)).toBe(true);
   });
 });
