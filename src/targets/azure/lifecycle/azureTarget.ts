@@ -11,7 +11,7 @@ import { azureReadyAndProbe } from "../access/probe.ts";
 import { PULUMI_CLI_VERSION } from "./pulumiVersion.ts";
 import { azureRunGroups, type RunGroups } from "./runGroups.ts";
 import { makeStateDir, runStateDir, writePointer } from "./runState.ts";
-import { PROJECT_NAME, stackNameFor, summarizeCommandError, type PulumiProgram, type StackDriver, type StackFactory } from "./stack.ts";
+import { absoluteBackendUrl, PROJECT_NAME, stackNameFor, summarizeCommandError, type PulumiProgram, type StackDriver, type StackFactory } from "./stack.ts";
 import { leftRecord, lineBuffer, tearDownStack } from "./teardown.ts";
 import { AzureOutputsSchema, hostName, namePrefix, type AzureOutputs, type AzureSettings } from "../program/types.ts";
 import { checkTtl, recommendedExpiresAt, sshFromProblem } from "../catalog/validateAzure.ts";
@@ -290,7 +290,7 @@ export class AzureTarget implements Target {
       log: ctx.log,
       redact: (l) => l,
       stackName: stackNameFor(ctx.runId),
-      backendUrl: this.options.backendUrl ?? `file://${stateDir}`,
+      backendUrl: this.options.backendUrl ? absoluteBackendUrl(this.options.backendUrl) : `file://${stateDir}`,
       abort,
       pendingUp: Promise.resolve(),
     };

@@ -1,6 +1,6 @@
 import { mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { PulumiFn } from "@pulumi/pulumi/automation/index.js";
 import { checkPulumiVersion, compatiblePulumiVersion, PULUMI_CLI_VERSION, PulumiVersionError, versionCheckOff } from "./pulumiVersion.ts";
 
@@ -300,4 +300,17 @@ export function createPulumiStackFactory(options: PulumiStackFactoryOptions = {}
       };
     },
   };
+}
+
+/**
+ * A Pulumi backend URL with a file backend's folder made absolute: `file://~/x` (Pulumi's own
+ * spelling of the home folder) and `file://./x` are not file URLs Node can read, and latlab reads
+ * the folder itself (stale locks, checkpoints) — and a later `latlab destroy` may run elsewhere.
+ */
+export function absoluteBackendUrl(url: string, cwd: string = process.cwd(), home: string = homedir()): string {
+  if (!url.startsWith("file://")) return url;
+  const path = url.slice("file://".length);
+  if (path === "~" || path.startsWith("~/")) return `file://${join(home, path.slice(1))}`;
+  if (!path.startsWith("/")) return `file://${resolve(cwd, path)}`;
+  return url;
 }

@@ -106,7 +106,15 @@ export async function tearDownStack(subject: TeardownSubject, deps: TeardownDeps
   // 1. Locks. A Pulumi killed mid-operation leaves its lock, and every later command fails on it.
   const fileBackend = backendUrl.startsWith("file://");
   if (fileBackend) {
-    const locks = await removeStaleLocks(backendUrl, stackName);
+    let locks: Awaited<ReturnType<typeof removeStaleLocks>>;
+    try {
+      locks = await removeStaleLocks(backendUrl, stackName);
+    } catch (e) {
+      // A backend latlab cannot read (an odd file URL, a folder gone): say so, and go on to destroy,
+      // which finds any lock itself; a teardown never stops before it tried.
+      errors.push(`could not look for stale Pulumi locks in ${backendUrl}: ${(e as Error).message}`);
+      locks = { removed: [], kept: [] };
+    }
     for (const l of locks.removed) {
       log(`azure: removed a stale Pulumi lock of stack ${stackName} (pid ${l.pid} on ${l.hostname} is gone): ${l.path}`);
       removed.push(`stale Pulumi lock ${l.path}`);
@@ -119,7 +127,11 @@ export async function tearDownStack(subject: TeardownSubject, deps: TeardownDeps
         "is the run still going? Wait for it to end (or stop it), then run this again";
       return { status: "live", errors: [message], removed, left: null, leftUnknown: "not asked: the run is still going" };
     }
-    for (const repair of await repairCheckpoint(backendUrl, stackName)) {
+    const repairs = await repairCheckpoint(backendUrl, stackName).catch((e: Error) => {
+      errors.push(`could not check stack ${stackName}'s checkpoint in ${backendUrl}: ${e.message}`);
+      return [] as string[];
+    });
+    for (const repair of repairs) {
       log(`azure: ${repair}`);
       removed.push(repair);
     }

@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunGroups } from "../../../../../src/targets/azure/lifecycle/runGroups.ts";
-import type { StackDriver, StackOperationOptions } from "../../../../../src/targets/azure/lifecycle/stack.ts";
+import { absoluteBackendUrl, type StackDriver, type StackOperationOptions } from "../../../../../src/targets/azure/lifecycle/stack.ts";
 import { formatLeft, tearDownStack, type TeardownSubject } from "../../../../../src/targets/azure/lifecycle/teardown.ts";
 import { tempDirs } from "../../../../tempDirs.ts";
 
@@ -118,6 +118,22 @@ describe("tearDownStack: the one teardown (AzureTarget's and latlab destroy's)",
     expect(out.removed[0]).toMatch(/^stale Pulumi lock .*stale\.json$/);
     expect(formatLeft(out)).toBe("left: none");
     expect(lines).toContain(`azure: resource group ${GROUP}: left: none`);
+  });
+
+  it("a file backend latlab cannot read (file://~ as Pulumi spells it) still gets refresh, destroy and the ARM check: a teardown never stops before it tried", async () => {
+    const { driver, calls } = fakeDriver();
+    const out = await tearDownStack(subject({ backendUrl: "file://~/somewhere" }), { open: async () => driver, groups: async () => fakeArm().groups, log: () => undefined });
+    expect(calls).toEqual(["refresh", "destroy", "remove"]);
+    expect(out.left).toEqual([]);
+    expect(out.errors.join("\n")).toMatch(/could not look for stale Pulumi locks in file:\/\/~\/somewhere/);
+  });
+
+  it("--backend file://~/x and file://./x become absolute: latlab reads the folder, and a later destroy may run elsewhere", () => {
+    expect(absoluteBackendUrl("file://~/state", "/cwd", "/home/u")).toBe("file:///home/u/state");
+    expect(absoluteBackendUrl("file://~", "/cwd", "/home/u")).toBe("file:///home/u");
+    expect(absoluteBackendUrl("file://./state", "/cwd", "/home/u")).toBe("file:///cwd/state");
+    expect(absoluteBackendUrl("file:///abs/state", "/cwd", "/home/u")).toBe("file:///abs/state");
+    expect(absoluteBackendUrl("azblob://container", "/cwd", "/home/u")).toBe("azblob://container");
   });
 
   it("another backend: an update still in progress is cancelled (pulumi cancel) before refresh and destroy", async () => {
