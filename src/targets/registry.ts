@@ -33,6 +33,8 @@ export interface TargetOptions {
   resultsRoot: string;
   /** Azure: the cost line the preflight computed, shown again at the confirmation. */
   costSummary?: string;
+  /** Azure: the subscription the preflight settled on; the target deploys and tears down there. */
+  subscriptionId?: string;
 }
 
 export interface TargetFactory {

@@ -21,11 +21,13 @@ const tempDir = () => {
 afterAll(() => {
   for (const d of made) rmSync(d, { recursive: true, force: true });
 });
-const latlab = (args: string[]) =>
+/** A subscription id of the right shape; nothing here ever reaches Azure (no Pulumi CLI, no credentials). */
+const SUBSCRIPTION = "00000000-0000-4000-8000-000000000000";
+const latlab = (args: string[], subscription: string = SUBSCRIPTION) =>
   spawnSync(process.execPath, [join(ROOT, "bin/latlab.js"), ...args], {
     cwd: ROOT,
     encoding: "utf8",
-    env: { ...process.env, CI: "true", PATH: NO_PULUMI_PATH, HOME, AZURE_SUBSCRIPTION_ID: "", ARM_SUBSCRIPTION_ID: "", AZURE_CLIENT_ID: "", ARM_CLIENT_ID: "" },
+    env: { ...process.env, CI: "true", PATH: NO_PULUMI_PATH, HOME, AZURE_SUBSCRIPTION_ID: "", ARM_SUBSCRIPTION_ID: subscription, AZURE_CLIENT_ID: "", ARM_CLIENT_ID: "" },
   });
 
 describe("latlab --target azure, offline (no Pulumi CLI, no credentials here)", () => {
@@ -71,11 +73,20 @@ describe("latlab --target azure, offline (no Pulumi CLI, no credentials here)", 
     expect(r.stderr).toMatch(/--ssh-from: .*opens SSH to everyone|wider than/);
   });
 
+  it("run without a subscription (no ARM_/AZURE_SUBSCRIPTION_ID, no Azure CLI) stops before anything, saying what to set", () => {
+    const out = tempDir();
+    const r = latlab(["run", "ppg-vs-zone", "--target", "azure", "--ssh-from", "203.0.113.7/32", "--out", out], "");
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/no Azure subscription: set ARM_SUBSCRIPTION_ID \(or AZURE_SUBSCRIPTION_ID\)/);
+    expect(existsSync(join(out, "results.json"))).toBe(false);
+  });
+
   it("run without the Pulumi CLI stops before anything is created and says how to install it", () => {
     const out = tempDir();
     const r = latlab(["run", "ppg-vs-zone", "--target", "azure", "--ssh-from", "203.0.113.7/32", "--out", out]);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/estimated cost: \$/);
+    expect(r.stderr).toContain(`azure: subscription ${SUBSCRIPTION} (from ARM_SUBSCRIPTION_ID)`);
     expect(r.stderr).toMatch(/Pulumi CLI/);
     expect(r.stderr).toMatch(/--install-pulumi/);
     expect(existsSync(join(out, "results.json"))).toBe(false);

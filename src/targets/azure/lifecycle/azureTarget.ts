@@ -48,6 +48,11 @@ export type RehearsalFactory = (runDir: string, log: (message: string) => void) 
 
 export interface AzureTargetOptions {
   /**
+   * The subscription everything of this run talks to (lifecycle/subscription.ts): the program's
+   * `azure-native:subscriptionId`, the ARM fallback of the teardown, state.json for `latlab destroy`.
+   */
+  subscriptionId?: string;
+  /**
    * Reads the subscription's vCPU quotas and VM size restrictions in the plan's regions; the run
    * is refused before anything is created when they cannot hold it. A rehearsal reads its
    * emulator's instead. Absent (and no rehearsal): not checked.
@@ -354,6 +359,7 @@ export class AzureTarget implements Target {
       status: "deploying",
       updatedAt: now().toISOString(),
       ...(s.rehearsal ? { rehearsal: { emulatorHome: s.rehearsal.emulatorHome } } : {}),
+      ...(o.subscriptionId && !s.rehearsal ? { subscriptionId: o.subscriptionId } : {}),
       resultsDir: s.runDir,
     };
     await writeRunState(s.stateDir, s.state);
@@ -382,7 +388,11 @@ export class AzureTarget implements Target {
       program,
       backendUrl: s.backendUrl,
       passphrase,
-      config: location ? { "azure-native:location": location } : {},
+      config: {
+        ...(location ? { "azure-native:location": location } : {}),
+        // The subscription the quota check read: the deploy must not land in another one.
+        ...(o.subscriptionId && !s.rehearsal ? { "azure-native:subscriptionId": o.subscriptionId } : {}),
+      },
       workDir: workspaceDir(s.stateDir),
       pulumiVersion: PULUMI_CLI_VERSION,
       ...(s.rehearsal ? { env: s.rehearsal.env } : {}),
@@ -494,7 +504,7 @@ export class AzureTarget implements Target {
       },
       {
         open: async () => driver,
-        groups: async () => (o.runGroups ? o.runGroups() : s.rehearsal ? s.rehearsal.groups : azureRunGroups(o.env ?? process.env)),
+        groups: async () => (o.runGroups ? o.runGroups() : s.rehearsal ? s.rehearsal.groups : azureRunGroups(o.env ?? process.env, o.subscriptionId)),
         log: s.log,
         redact: s.redact,
         attempts: o.destroyAttempts ?? DESTROY_ATTEMPTS,

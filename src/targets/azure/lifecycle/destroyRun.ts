@@ -42,6 +42,8 @@ export const AzureRunStateSchema = z.object({
   resultsDir: z.string().optional(),
   /** The Pulumi CLI version the stack was made with: `latlab destroy` uses the same major.minor. */
   pulumiVersion: z.string().optional(),
+  /** The subscription the run deployed into: the ARM fallback asks there, whatever this shell's environment says. */
+  subscriptionId: z.string().optional(),
 });
 export type AzureRunState = z.infer<typeof AzureRunStateSchema>;
 
@@ -200,7 +202,7 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
           ...(rehearsal ? { env: rehearsal.env } : {}),
         });
       },
-      groups: async () => (options.runGroups ? options.runGroups() : rehearsal ? rehearsal.groups : azureRunGroups(env)),
+      groups: async () => (options.runGroups ? options.runGroups() : rehearsal ? rehearsal.groups : azureRunGroups(env, state.subscriptionId)),
       log,
       ...(options.destroyAttempts !== undefined ? { attempts: options.destroyAttempts } : {}),
       ...(options.destroyRetryDelayMs !== undefined ? { retryDelayMs: options.destroyRetryDelayMs } : {}),

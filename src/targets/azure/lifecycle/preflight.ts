@@ -10,6 +10,7 @@ import { addressPlanIssues } from "../program/network.ts";
 import { detectRunnerAddress } from "../access/runnerAddress.ts";
 import { costSummary, deployCostGate, estimateCost, fetchLivePrices, loadPriceSnapshot, mergeSnapshots } from "../catalog/prices.ts";
 import { createPulumiStackFactory, locatePulumiCli } from "./stack.ts";
+import { resolveSubscription } from "./subscription.ts";
 import { AzureValidationError, expectedRun, recommendedExpiresAt, sshFromProblem, validateForAzure, worstCaseRun } from "../catalog/validateAzure.ts";
 
 const BIN = fileURLToPath(new URL("../../../../bin/latlab.js", import.meta.url));
@@ -82,6 +83,11 @@ export async function azurePreflight(plan: Plan, options: AzurePreflightOptions,
 
   const issues = validateForAzure(plan);
   if (issues.length) throw new AzureValidationError(issues, plan.experiment.name);
+
+  // One subscription for the quota check, the deploy and the teardown (lifecycle/subscription.ts).
+  const subscription = resolveSubscription();
+  options.subscriptionId = subscription.id;
+  options.log(`azure: subscription ${subscription.id} (from ${subscription.source})`);
 
   let snapshot = loadPriceSnapshot();
   if (options.livePrices) {
@@ -207,7 +213,8 @@ export async function createAzureTarget(options: TargetOptions): Promise<Target>
     stackFactory: createPulumiStackFactory({ installPulumi: options.installPulumi ?? false, log: options.log }),
     createProgram,
     sshFrom: options.sshFrom!,
-    readCapacity: (regions) => readComputeCapacity(regions),
+    readCapacity: (regions) => readComputeCapacity(regions, options.subscriptionId ? { subscriptionId: options.subscriptionId } : {}),
+    ...(options.subscriptionId ? { subscriptionId: options.subscriptionId } : {}),
     ...(options.costSummary ? { costSummary: options.costSummary } : {}),
     ...(options.backend ? { backendUrl: options.backend } : {}),
     ...(options.yes ? {} : { confirm: confirmOnTerminal }),

@@ -1,3 +1,4 @@
+import { resolveSubscription } from "./subscription.ts";
 /**
  * A run's resource group as ARM has it: what teardown falls back on when Pulumi's destroy fails
  * because ARM holds resources Pulumi's state does not (a run killed in the middle of `up`: VMs
@@ -38,7 +39,6 @@ export function isGroupNotFound(error: unknown): boolean {
   const e = (error ?? {}) as ArmErrorLike;
   return (e.statusCode ?? e.status) === 404 || e.code === "ResourceGroupNotFound";
 }
-
 /** Azure tag names are case-insensitive. */
 const tagValue = (tags: Record<string, string>, name: string) => Object.entries(tags).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
 
@@ -48,9 +48,9 @@ export function ownedByRun(tags: Record<string, string>, runId: string): boolean
 }
 
 /** RunGroups over Azure itself (credentials as for `latlab sweep`; subscription from the environment). */
-export async function azureRunGroups(env: NodeJS.ProcessEnv = process.env): Promise<RunGroups> {
-  const subscriptionId = env.AZURE_SUBSCRIPTION_ID ?? env.ARM_SUBSCRIPTION_ID;
-  if (!subscriptionId) throw new Error("no subscription to ask ARM in: set AZURE_SUBSCRIPTION_ID (or ARM_SUBSCRIPTION_ID)");
+export async function azureRunGroups(env: NodeJS.ProcessEnv = process.env, pinned?: string): Promise<RunGroups> {
+  // The run's own subscription when known (state.json); else as the deploy would pick it.
+  const subscriptionId = pinned ?? resolveSubscription(env).id;
   const [{ DefaultAzureCredential }, { ResourceManagementClient }] = await Promise.all([import("@azure/identity"), import("@azure/arm-resources")]);
   const arm = new ResourceManagementClient(new DefaultAzureCredential(), subscriptionId);
   const group = async (name: string) => {

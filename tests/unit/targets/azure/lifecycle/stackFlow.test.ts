@@ -489,6 +489,15 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(open.fake.calls).toEqual([]);
   });
 
+  it("the subscription the preflight settled on is the deploy's (azure-native:subscriptionId) and is kept in state.json for latlab destroy", async () => {
+    const sub = "11111111-1111-4111-8111-111111111111";
+    const { target, fake, ctx, stateDir } = setup({}, { subscriptionId: sub });
+    await target.up(plan, ctx);
+    expect(fake.opened[0]!.config).toEqual({ "azure-native:location": "uksouth", "azure-native:subscriptionId": sub });
+    expect(readState(stateDir).subscriptionId).toBe(sub);
+    await target.down();
+  });
+
   it("a subscription whose quota cannot hold the run: refused before any key, state or stack, naming family, region, need and availability", async () => {
     const usages = (limit: number) => [
       { name: { value: "cores", localizedValue: "Total Regional vCPUs" }, currentValue: 0, limit: 100 },
