@@ -59,12 +59,12 @@ const pOf = (c: Compared | undefined) => {
   if (!d || d.method !== "welch-t") return c ? "—" : "";
   return `${d.welch ? formatP(d.welch.p) : "—"} / ${d.rankTest ? formatP(d.rankTest.p) : "—"}`;
 };
-/** What the CI and p of a row are over: "3+3 replicas", "5+5 reps (same hosts)", "sample blocks (1 run)". */
+/** What the CI and p of a row are over: "3+3 replicas", "5+5 reps (same hosts)", "sample blocks". */
 export function overLabel(c: Compared | undefined): string {
   if (!c) return "";
   const { unit, units } = c.inference;
   const n = `${units.baseline}+${units.candidate}`;
-  return unit === "replica" ? `${n} replicas` : unit === "repetition" ? `${n} reps (same hosts)` : "sample blocks (1 run)";
+  return unit === "replica" ? `${n} replicas` : unit === "repetition" ? `${n} reps (same hosts)` : "sample blocks";
 }
 
 /** One line per kind of unit the comparisons used, saying what their CI and p are over. */

@@ -64,9 +64,11 @@ function unitsOf(group: Group, by: "replica" | "repetition"): number[][] {
  */
 function inferenceUnitOf(base: Group, cand: Group): InferenceUnit {
   const count = (g: Group, by: "replica" | "repetition") => new Set(g.runs.map((r) => (by === "replica" ? `${r.replica}` : `${r.replica}/${r.repetition}`))).size;
-  for (const by of ["replica", "repetition"] as const) {
-    if (Math.min(count(base, by), count(cand, by)) >= MIN_UNITS_FOR_INFERENCE) return by;
-  }
+  if (Math.min(count(base, "replica"), count(cand, "replica")) >= MIN_UNITS_FOR_INFERENCE) return "replica";
+  // Repetitions are alike units only when each side is one deployment: with two replicas on one
+  // side (the other's second failed), runs of different hosts would be counted as if of the same.
+  const oneDeploymentEach = count(base, "replica") === 1 && count(cand, "replica") === 1;
+  if (oneDeploymentEach && Math.min(count(base, "repetition"), count(cand, "repetition")) >= MIN_UNITS_FOR_INFERENCE) return "repetition";
   return "sample-blocks";
 }
 
@@ -78,7 +80,7 @@ const NOTES: Record<Kind, Record<Exclude<InferenceUnit, "replica">, string>> = {
     repetition:
       "CI and p over repetitions on the same hosts (one deployment on a side): they cover run-to-run variation, not the hosts drawn; placement cannot be separated from the host — use replicas ≥ 2",
     "sample-blocks":
-      "one run on a side (one deployment): placement cannot be separated from the host; the CI is a block bootstrap over serially correlated samples and no p-value is given — use replicas ≥ 2",
+      "fewer than two independent units on a side (one run of one deployment, or replicas on one side only): placement cannot be separated from the host; the CI is a block bootstrap over serially correlated samples and no p-value is given — use replicas ≥ 2",
   },
   pairs: {
     repetition:

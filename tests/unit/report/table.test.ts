@@ -135,9 +135,9 @@ describe("comparisonTable", () => {
     it("one run a side: sample blocks, no p-value, and the note that placement is not separated from the host", () => {
       const text = tableOf(experiment(1, 1));
       const [[ci, pv, over]] = lastThree(text) as [[string, string, string]];
-      expect([pv, over]).toEqual(["—", "sample blocks (1 run)"]);
+      expect([pv, over]).toEqual(["—", "sample blocks"]);
       expect(ci).toMatch(/^\[/);
-      expect(text).toMatch(/one run on a side \(one deployment\): placement cannot be separated from the host/);
+      expect(text).toMatch(/fewer than two independent units on a side \(one run of one deployment, or replicas on one side only\): placement cannot be separated from the host/);
       expect(text).not.toMatch(/CI and p over independent units/);
     });
   });

@@ -118,10 +118,11 @@ describe("compareVariants", () => {
     expect(ComparisonSchema.parse(cmp)).toEqual(cmp);
   });
 
-  it("falls back to repetitions when a side has lost all but one replica", () => {
+  it("a side that lost all but one replica does not mix runs of two deployments as repetitions: sample blocks, no p", () => {
     const p = experiment(2, 3);
     const [cmp] = compareAll(p, (c) => (c.variant === "ppg=true" ? 90 : 100), (c) => c.variant === "ppg=true" && c.replica === 1);
-    expect(cmp!.inference).toMatchObject({ unit: "repetition", units: { baseline: 6, candidate: 3 } });
+    expect(cmp!.inference).toMatchObject({ unit: "sample-blocks", note: expect.stringMatching(/replicas on one side only/) });
+    expect(cmp!.diffMean).not.toHaveProperty("welch");
   });
 
   it("labels one deployment and one run a side sample-blocks, with a note and no p-value", () => {
