@@ -11,6 +11,7 @@ import { azureReadyAndProbe } from "../access/probe.ts";
 import { PULUMI_CLI_VERSION } from "./pulumiVersion.ts";
 import { azureRunGroups, type RunGroups } from "./runGroups.ts";
 import { makeStateDir, runStateDir, writePointer } from "./runState.ts";
+import { displayUrl, makeRedactor } from "./redact.ts";
 import { absoluteBackendUrl, PROJECT_NAME, stackNameFor, summarizeCommandError, type PulumiProgram, type StackDriver, type StackFactory } from "./stack.ts";
 import { leftRecord, lineBuffer, tearDownStack } from "./teardown.ts";
 import { AzureOutputsSchema, hostName, namePrefix, type AzureOutputs, type AzureSettings } from "../program/types.ts";
@@ -95,6 +96,8 @@ export interface AzureTargetOptions {
   destroyRetryDelayMs?: number;
 }
 
+export { displayUrl, makeRedactor };
+
 export class AzureTargetError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
@@ -120,18 +123,6 @@ export function checkSshFrom(value: string): string {
   return value.trim();
 }
 
-/** Strips credentials and query from a URL before it goes into results. */
-export function displayUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = "";
-    u.password = "";
-    u.search = "";
-    return u.toString();
-  } catch {
-    return url.replace(/\?.*$/, "");
-  }
-}
 
 /**
  * Turns the stack's outputs into what the runner needs: SSH to the public IP as the admin
@@ -175,21 +166,6 @@ export function endpointsFromOutputs(plan: Plan, outputs: AzureOutputs, keys: Pi
   return endpoints;
 }
 
-/** Replaces every known secret (and any PEM private key) in a log line. */
-export function makeRedactor(secrets: readonly string[]): (line: string) => string {
-  const pieces = new Set<string>();
-  for (const s of secrets) {
-    const t = s.trim();
-    if (t.length >= 16) pieces.add(t);
-    for (const l of t.split("\n")) if (l.trim().length >= 16 && !/^-----/.test(l.trim())) pieces.add(l.trim());
-  }
-  const list = [...pieces].sort((a, b) => b.length - a.length);
-  return (line) => {
-    let out = line.replace(/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g, "[redacted private key]");
-    for (const p of list) if (out.includes(p)) out = out.split(p).join("[redacted]");
-    return out;
-  };
-}
 
 /**
  * Refuses, before anything is created, a run the subscription's vCPU quotas or VM size
@@ -346,7 +322,7 @@ export class AzureTarget implements Target {
     const keys = await generateRunKeys(plan, s.stateDir);
     s.keys = keys;
     const { passphrase, source } = await createPassphrase(s.stateDir, env);
-    s.redact = makeRedactor([keys.client.privateKey, ...Object.values(keys.hosts).map((k) => k.privateKey), passphrase]);
+    s.redact = makeRedactor([keys.client.privateKey, ...Object.values(keys.hosts).map((k) => k.privateKey)], { whole: [passphrase] });
     s.state = {
       runId: s.runId,
       projectName: PROJECT_NAME,

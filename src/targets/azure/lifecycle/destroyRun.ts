@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import type { TeardownReport } from "../../../results/schema.ts";
-import { removeRunKeys } from "../access/keys.ts";
+import { CLIENT_KEY_FILE, HOST_KEYS_DIR, removeRunKeys } from "../access/keys.ts";
+import { displayUrl, makeRedactor } from "./redact.ts";
 import type { Rehearsal } from "./azureTarget.ts";
 import { PROJECT_NAME, type StackFactory } from "./stack.ts";
 import { namePrefix } from "../program/types.ts";
@@ -173,6 +174,15 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
     return { status: "ok", errors: [], removed: [], left: null, leftUnknown: `not asked: run ${state.runId}'s state says ${state.status} at ${state.updatedAt}` };
   }
 
+  // Pulumi's output and errors go to the terminal and into results.json: the run's secrets never do.
+  const secretFiles = [join(stateDir, CLIENT_KEY_FILE), ...(existsSync(join(stateDir, HOST_KEYS_DIR)) ? readdirSync(join(stateDir, HOST_KEYS_DIR)).map((f) => join(stateDir, HOST_KEYS_DIR, f)) : [])];
+  const passphrase = await readPassphrase(stateDir, state, env).catch(() => undefined);
+  const redact = makeRedactor(
+    secretFiles.filter((f) => existsSync(f)).map((f) => readFileSync(f, "utf8")),
+    { whole: passphrase ? [passphrase] : [] },
+  );
+  const say = (m: string) => log(redact(m));
+
   let rehearsal: Rehearsal | undefined;
   const outcome = await tearDownStack(
     {
@@ -187,9 +197,9 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
     {
       open: async () => {
         // After the stale locks are gone: a live emulator means the run is still going (LiveRunError).
-        if (state.rehearsal) rehearsal = await (options.resumeRehearsal ?? resumeRehearsalLazily)(state.rehearsal.emulatorHome, runDir ?? stateDir, log);
+        if (state.rehearsal) rehearsal = await (options.resumeRehearsal ?? resumeRehearsalLazily)(state.rehearsal.emulatorHome, runDir ?? stateDir, say);
         const passphrase = await readPassphrase(stateDir, state, env);
-        log(`azure: opening stack ${state.stackName} (backend ${state.backendUrl})…`);
+        say(`azure: opening stack ${state.stackName} (backend ${displayUrl(state.backendUrl)})…`);
         return options.stackFactory.open({
           runId: state.runId,
           projectName: state.projectName || PROJECT_NAME,
@@ -203,7 +213,8 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
         });
       },
       groups: async () => (options.runGroups ? options.runGroups() : rehearsal ? rehearsal.groups : azureRunGroups(env, state.subscriptionId)),
-      log,
+      log: say,
+      redact,
       ...(options.destroyAttempts !== undefined ? { attempts: options.destroyAttempts } : {}),
       ...(options.destroyRetryDelayMs !== undefined ? { retryDelayMs: options.destroyRetryDelayMs } : {}),
     },

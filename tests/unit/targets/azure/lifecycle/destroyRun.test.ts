@@ -107,7 +107,7 @@ async function leakedRun() {
     createProgram: (p, settings: AzureSettings) => async () => ({
       resourceGroup: "rg-leak",
       hosts: p.deployments.flatMap((d) =>
-        d.hosts.map((h) => ({ deployment: d.id, role: h.role, publicIp: "192.0.2.1", privateIp: "10.0.0.4", hostKey: settings.hostKeys[hostName(d.index, h.role)]!.publicKey, vmName: "vm" })),
+        d.hosts.map((h) => ({ deployment: d.id, role: h.role, publicIp: "198.19.0.1", privateIp: "10.0.0.4", hostKey: settings.hostKeys[hostName(d.index, h.role)]!.publicKey, vmName: "vm" })),
       ),
     }),
     sshFrom: "198.51.100.1/32",
@@ -201,6 +201,19 @@ describe("destroyRun (latlab destroy <runId>)", () => {
     expect(results.teardown.status).toBe("failed");
     expect(results.teardown.errors.some((e) => e.startsWith("(earlier attempt)"))).toBe(true);
     expect(existsSync(join(stateDir, "passphrase"))).toBe(true);
+  });
+
+  it("the run's secrets never reach the log, the report or results.json, even when Pulumi's error quotes them", async () => {
+    const { root, runDir, stateDir, env } = await leakedRun();
+    const passphrase = readFileSync(join(stateDir, "passphrase"), "utf8").trim();
+    const keyLine = readFileSync(join(stateDir, "client_rsa"), "utf8").split("\n")[3]!;
+    const later = fakeFactory({ destroyError: new Error(`code: 255\n stdout: \n stderr: error: bad passphrase ${passphrase}; key ${keyLine}\n err?: `) });
+    const lines: string[] = [];
+    const report = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: later.factory, log: (m) => lines.push(m), env, runGroups: fakeGroups(OWNED, scopeLocked()).groups, destroyAttempts: 1 });
+    const seen = [lines.join("\n"), JSON.stringify(report), readFileSync(join(runDir, "results.json"), "utf8"), readFileSync(join(stateDir, "state.json"), "utf8")].join("\n");
+    expect(seen).toContain("bad passphrase [redacted]");
+    expect(seen).not.toContain(passphrase);
+    expect(seen).not.toContain(keyLine);
   });
 
   it("after a crash mid-deploy, Azure holds resources Pulumi never recorded: the run's own group is deleted through ARM, then destroy goes through", async () => {
