@@ -131,7 +131,7 @@ export async function run(argv: readonly string[], options: RunOptions = {}): Pr
     });
     return write(snapshot, args.out, log, `from the table of ${table.generatedAt}`);
   }
-  let fetchFn = options.fetchFn ?? ((url: string) => fetch(url));
+  let fetchFn = options.fetchFn ?? ((url: string) => fetch(url, { signal: AbortSignal.timeout(60_000) }));
   let recorded: { dir: string; pages: number; origin: string } | undefined;
   if (args.fromRecorded) {
     const { pages, origin } = readRecorded(args.fromRecorded);

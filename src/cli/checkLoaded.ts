@@ -2,6 +2,7 @@ import { ExperimentDefinitionError, type DefinitionIssue } from "../dsl/errors.t
 import { checkPairs, type Experiment } from "../dsl/experiment.ts";
 import { expandMatrix, variantId, type AxisTable } from "../dsl/matrix.ts";
 import { didYouMean } from "../dsl/suggest.ts";
+import { axisCombinations, PLAN_LIMITS } from "../plan/planGuards.ts";
 import { resolveHosts } from "../plan/resolveHosts.ts";
 import { TARGET_NAMES } from "../targets/registry.ts";
 
@@ -9,7 +10,7 @@ import { TARGET_NAMES } from "../targets/registry.ts";
  * Variants checked host by host at load time. Past this the axes are a plan the size guard
  * refuses anyway (src/plan/planGuards.ts); expanding them here would be the very cost it avoids.
  */
-const MAX_CHECKED_VARIANTS = 20_000;
+const MAX_CHECKED_VARIANTS = PLAN_LIMITS.refuse.cells;
 /** Issues shown at most: a hosts function wrong in every variant says so once per variant. */
 const MAX_ISSUES = 12;
 
@@ -30,7 +31,7 @@ export function checkLoaded(experiment: Experiment, file: string): void {
     .map((key) => ({ path: `durationByTarget.${key}`, message: `"${key}" is not a target${didYouMean(key, TARGET_NAMES)}` }));
 
   const axes = experiment.axes as AxisTable;
-  if (combinations(axes, experiment.zip) <= MAX_CHECKED_VARIANTS) {
+  if (axisCombinations(axes, experiment.zip) <= MAX_CHECKED_VARIANTS) {
     // defineExperiment refused any issue of the matrix itself; none is expected here.
     const { points, issues: matrixIssues } = expandMatrix(axes, experiment.zip, experiment.filter);
     issues.push(...matrixIssues);
@@ -52,15 +53,3 @@ export function checkLoaded(experiment: Experiment, file: string): void {
   throw new ExperimentDefinitionError(shown, experiment.name, file);
 }
 
-/** Points the axes expand to before the filter (a zip group counts once), by arithmetic. */
-function combinations(axes: AxisTable, zip: readonly (readonly string[])[]): number {
-  const zipped = new Set<string>();
-  let product = 1;
-  for (const group of zip) {
-    const known = group.filter((name) => Object.hasOwn(axes, name) && !zipped.has(name));
-    for (const name of known) zipped.add(name);
-    if (known.length) product *= axes[known[0]!]!.length;
-  }
-  for (const [name, values] of Object.entries(axes)) if (!zipped.has(name)) product *= values.length;
-  return product;
-}

@@ -19,7 +19,7 @@
  */
 import tCdf from "@stdlib/stats-base-dists-t-cdf";
 import tQuantile from "@stdlib/stats-base-dists-t-quantile";
-import { mannWhitneyU } from "./compare.ts";
+import { mannWhitneyU, mean } from "./compare.ts";
 import { nearestRank } from "./distribution.ts";
 
 export interface WelchResult {
@@ -133,17 +133,6 @@ function validate(name: string, xs: readonly number[], min: number): void {
   }
 }
 
-/** Mean by compensated (Neumaier) summation. */
-function mean(xs: readonly number[]): number {
-  let sum = 0;
-  let comp = 0;
-  for (const v of xs) {
-    const t = sum + v;
-    comp += Math.abs(sum) >= Math.abs(v) ? sum - t + v : v - t + sum;
-    sum = t;
-  }
-  return (sum + comp) / xs.length;
-}
 
 /** Sample variance (n − 1), two-pass around the mean. */
 function variance(xs: readonly number[], m: number): number {

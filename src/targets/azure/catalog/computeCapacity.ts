@@ -17,6 +17,8 @@ export const USAGES_API_VERSION = "2024-11-01";
 export const SKUS_API_VERSION = "2021-07-01";
 /** A location-filtered list fits one page today; the cap only stops a server that loops. */
 export const MAX_PAGES = 50;
+/** Per request: ARM answers these lists in well under a second. */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 /** The slice of `fetch` used: GET with headers, the status and the body as text. */
 export type HttpGet = (url: string, init: { method: "GET"; headers: Record<string, string> }) => Promise<{ ok: boolean; status: number; text(): Promise<string> }>;
@@ -99,7 +101,8 @@ async function listAll<T extends z.ZodType<{ value: unknown[]; nextLink?: string
 export async function readComputeCapacity(regions: readonly string[], options: ComputeCapacityOptions = {}): Promise<ComputeCapacity> {
   const subscriptionId = options.subscriptionId ?? process.env.AZURE_SUBSCRIPTION_ID ?? process.env.ARM_SUBSCRIPTION_ID;
   if (!subscriptionId) throw new Error("capacity check: no subscription: set AZURE_SUBSCRIPTION_ID (or ARM_SUBSCRIPTION_ID)");
-  const http: HttpGet = options.http ?? ((url, init) => fetch(url, init));
+  // A hung ARM call must not hold the run (and its Ctrl-C) for minutes: each request gets 30 s.
+  const http: HttpGet = options.http ?? ((url, init) => fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
   let bearer: string;
   try {
     bearer = await (options.token ?? defaultToken)();

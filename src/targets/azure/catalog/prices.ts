@@ -418,7 +418,8 @@ export function pickPublicIpPrice(items: RetailItem[]): RetailItem | undefined {
 export async function fetchLivePrices(
   regions: readonly string[],
   sizes: readonly string[],
-  fetchFn: FetchLike = (url) => fetch(url),
+  // Each page within 30 s: a hung price API must not hold the preflight (nor Ctrl-C) for minutes.
+  fetchFn: FetchLike = (url) => fetch(url, { signal: AbortSignal.timeout(30_000) }),
   now: Date = new Date(),
 ): Promise<{ snapshot: PriceSnapshot; notFound: string[] }> {
   const snapshot: PriceSnapshot = {

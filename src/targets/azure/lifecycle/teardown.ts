@@ -123,8 +123,9 @@ export async function tearDownStack(subject: TeardownSubject, deps: TeardownDeps
     // its resources out from under it: nothing is repaired, opened or deleted.
     if (locks.kept.length > 0) {
       const message =
-        `stack ${stackName} is locked by a Pulumi process that is still running (${locks.kept.map((l) => `pid ${l.pid ?? "?"} on ${l.hostname ?? "?"}`).join(", ")}): ` +
-        "is the run still going? Wait for it to end (or stop it), then run this again";
+        `stack ${stackName} is locked by a Pulumi process that may still be running (${locks.kept.map((l) => `pid ${l.pid ?? "?"} on ${l.hostname ?? "?"}: ${l.path}`).join(", ")}): ` +
+        "is the run still going? Wait for it to end (or stop it), then run this again. A lock of another machine cannot be checked from here: " +
+        "if that machine or process is gone, delete the lock file named above and run this again";
       return { status: "live", errors: [message], removed, left: null, leftUnknown: "not asked: the run is still going" };
     }
     const repairs = await repairCheckpoint(backendUrl, stackName).catch((e: Error) => {

@@ -269,7 +269,7 @@ describe("destroyRun (latlab destroy <runId>)", () => {
       const arm = fakeGroups(OWNED);
       const report = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: f.factory, log: () => undefined, env, runGroups: arm.groups });
       expect(report.status).toBe("failed");
-      expect(report.errors.join("\n")).toMatch(new RegExp(`locked by a Pulumi process that is still running \\(pid ${live.pid} on .*is the run still going`));
+      expect(report.errors.join("\n")).toMatch(new RegExp(`locked by a Pulumi process that may still be running \\(pid ${live.pid} on [^:]+: \\S+\\.json\\).*is the run still going.*delete the lock file named above`));
       expect(f.calls).toEqual([]);
       expect(arm.deleted).toEqual([]);
       expect(existsSync(join(locks, "live.json"))).toBe(true);
