@@ -9,7 +9,7 @@ export interface HostSet {
   variants: Variant[];
 }
 
-const isMeasurementAxis = (name: string) => (MEASUREMENT_AXES as readonly string[]).includes(name);
+export const isMeasurementAxis = (name: string) => (MEASUREMENT_AXES as readonly string[]).includes(name);
 
 function axesWhere(point: AxisPoint, keep: (name: string) => boolean): AxisPoint {
   return Object.fromEntries(Object.entries(point).filter(([name]) => keep(name)));
@@ -27,10 +27,15 @@ export function measurementAxesId(variant: Variant): string {
  * an infrastructure axis are never merged, even when a host function makes their hosts equal:
  * they are separate draws by definition.
  */
+/** What decides a host set: the infrastructure axes' values and the resolved hosts (the plan guard counts by it too). */
+export function hostSetKey(axes: AxisPoint, hosts: unknown): string {
+  return JSON.stringify([axesWhere(axes, (n) => !isMeasurementAxis(n)), hosts]);
+}
+
 export function groupHostSets(variants: readonly Variant[]): HostSet[] {
   const byKey = new Map<string, Variant[]>();
   for (const v of variants) {
-    const key = JSON.stringify([axesWhere(v.axes, (n) => !isMeasurementAxis(n)), v.hosts]);
+    const key = hostSetKey(v.axes, v.hosts);
     byKey.set(key, [...(byKey.get(key) ?? []), v]);
   }
   const groups = [...byKey.values()];

@@ -1,7 +1,8 @@
-import { MEASUREMENT_AXES } from "../dsl/axes.ts";
 import type { Experiment } from "../dsl/experiment.ts";
-import { expandMatrix, type AxisPoint, type AxisTable } from "../dsl/matrix.ts";
+import { expandMatrix, variantId, type AxisPoint, type AxisTable } from "../dsl/matrix.ts";
 import { planMeasures, type PlanOptions } from "./buildPlan.ts";
+import { hostSetKey } from "./hostSets.ts";
+import { resolveHosts } from "./resolveHosts.ts";
 
 /**
  * How big a plan latlab runs without asking, and how big it builds at all (README, "Commands").
@@ -86,7 +87,6 @@ export function axisCombinations(axes: AxisTable, zip: readonly (readonly string
   return product;
 }
 
-const isMeasurementAxis = (name: string) => (MEASUREMENT_AXES as readonly string[]).includes(name);
 
 /** A variant's roles as its hosts spec names them; a spec buildPlan would refuse counts none. */
 function rolesOf(experiment: Experiment, point: AxisPoint): { roles: string[]; spec: unknown } {
@@ -121,8 +121,15 @@ export function experimentSize(experiment: Experiment, options: PlanOptions = {}
   let secondsPerRound = 0;
   for (const point of variants) {
     const { roles, spec } = rolesOf(experiment, point);
-    const infrastructure = Object.fromEntries(Object.entries(point).filter(([name]) => !isMeasurementAxis(name)));
-    hostSets.set(JSON.stringify([infrastructure, spec]), roles.length);
+    // Keyed as buildPlan groups them (hostSets.ts): by the resolved hosts, so two specs that
+    // resolve alike are one host set here too, not a false --yes prompt.
+    let hosts: unknown = spec;
+    try {
+      hosts = resolveHosts(experiment, point, variantId(point));
+    } catch {
+      // buildPlan refuses it, with the reason; counted by its spec meanwhile.
+    }
+    hostSets.set(hostSetKey(point, hosts), roles.length);
     const clients = roles.filter((r) => r !== "server").length;
     for (const m of measures) {
       const pairs = m.pairs?.length ?? clients;

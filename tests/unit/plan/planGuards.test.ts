@@ -56,6 +56,15 @@ describe("experimentSize: the plan's size without building it", () => {
       }),
       // the path axis: two variants on one deployment
       defineExperiment({ name: "q", description: "q", axes: { path: ["private", "public"], accelnet: [false, true] }, hosts: { client: {}, server: {} }, measure: [{ tool: "ping" }], replicas: 2 }),
+      // two host specs that resolve alike (a region said, or left to the default) are one host set, as buildPlan groups them
+      defineExperiment({
+        name: "r",
+        description: "r",
+        defaults: { region: "uksouth" },
+        axes: { path: ["private", "public"] },
+        hosts: (v): HostsSpec => (v.path === "public" ? { client: { region: "uksouth" }, server: {} } : { client: {}, server: {} }),
+        measure: [{ tool: "ping" }],
+      }),
       // a tool running its pairs in parallel counts one run's time per group
       defineExperiment({ name: "t", description: "t", hosts: { a: {}, b: {}, c: {}, server: {} }, measure: [{ tool: "tcp-echo", params: { duration: 30 } }, { tool: "ping" }], repetitions: 2 }),
     ];
@@ -82,8 +91,8 @@ describe("experimentSize: the plan's size without building it", () => {
     expect(size.cells).toBe(6e30);
     expect(size.hosts).toBe(4e15);
     expect(size.deployments).toBe(2e15);
-    // The work done is per variant: the hosts function ran once for each, not once per replica.
-    expect(hostCalls).toBe(2);
+    // The work done is per variant: the hosts function ran for each (its roles, then resolved), never per replica.
+    expect(hostCalls).toBe(4);
   });
 
   it("axisCombinations is the axes' product, a zip group counting once", () => {
