@@ -407,7 +407,7 @@ export function pickVmPrice(items: RetailItem[], size: string): RetailItem | und
 export const PUBLIC_IP_METER = "Standard IPv4 Static Public IP";
 
 export function pickPublicIpPrice(items: RetailItem[]): RetailItem | undefined {
-  return newest(items.filter((i) => i.meterName === PUBLIC_IP_METER && (i.type ?? "Consumption") === "Consumption" && (i.currencyCode ?? "USD") === "USD"));
+  return newest(items.filter((i) => i.meterName === PUBLIC_IP_METER && (i.type ?? "Consumption") === "Consumption" && (i.currencyCode ?? "USD") === "USD" && i.retailPrice > 0));
 }
 
 /**
@@ -454,7 +454,8 @@ export function mergeSnapshots(base: PriceSnapshot, over: PriceSnapshot): PriceS
   const vm: PriceSnapshot["vm"] = {};
   for (const region of new Set([...Object.keys(base.vm), ...Object.keys(over.vm)])) vm[region] = { ...base.vm[region], ...over.vm[region] };
   return {
-    fetchedAt: over.fetchedAt,
+    // Figures the live query had none for keep the snapshot's date: the estimate says both.
+    fetchedAt: base.fetchedAt === over.fetchedAt ? over.fetchedAt : `${over.fetchedAt} where live, else ${base.fetchedAt}`,
     source: `${over.source}; where it had no figure: ${base.source}`,
     currency: "USD",
     note: over.note,
