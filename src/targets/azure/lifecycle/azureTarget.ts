@@ -205,10 +205,6 @@ export function deploySummary(plan: Plan, runId: string, expiresAt: Date, cost?:
   );
 }
 
-/** Destroys tried before a run is declared leaked, and the pause before the n-th retry (n × this). */
-const DESTROY_ATTEMPTS = 3;
-const DESTROY_BACKOFF_MS = 5000;
-
 const AZURE_SHAPING: ShapingStatus = {
   latency: "not-applicable",
   bandwidth: "not-applicable",
@@ -483,8 +479,9 @@ export class AzureTarget implements Target {
         groups: async () => (o.runGroups ? o.runGroups() : s.rehearsal ? s.rehearsal.groups : azureRunGroups(o.env ?? process.env, o.subscriptionId)),
         log: s.log,
         redact: s.redact,
-        attempts: o.destroyAttempts ?? DESTROY_ATTEMPTS,
-        retryDelayMs: o.destroyRetryDelayMs ?? DESTROY_BACKOFF_MS,
+        // tearDownStack's own defaults (3 attempts, n × 5 s) unless a test asks otherwise.
+        ...(o.destroyAttempts !== undefined ? { attempts: o.destroyAttempts } : {}),
+        ...(o.destroyRetryDelayMs !== undefined ? { retryDelayMs: o.destroyRetryDelayMs } : {}),
       },
     );
     const errors = [...outcome.errors];
