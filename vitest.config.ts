@@ -1,5 +1,13 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+/**
+ * Runs the tests make record themselves in a history of their own, never in the checkout's
+ * results/history.duckdb; tests/historySetup.ts removes it at the end.
+ */
+export const TEST_HISTORY_DIR = join(tmpdir(), `latlab-test-history-${process.pid}`);
 
 export default defineConfig({
   // "latlab" in experiments and fixtures is this repository's source, not the package's exports
@@ -12,6 +20,8 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    env: { LATLAB_HISTORY: join(TEST_HISTORY_DIR, "history.duckdb") },
+    globalSetup: ["tests/historySetup.ts"],
     reporters: process.env.CI ? ["default"] : ["default"],
   },
 });

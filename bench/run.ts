@@ -40,3 +40,6 @@ time("sockperf parse, 350k full-log rows", () => {
   const r = sockperf.parse({ stdout, stderr: "", exitCode: 0, files: { [path]: big } }, params);
   if (r.samples.length < 300_000) throw new Error(`parsed only ${r.samples.length} samples`);
 });
+
+const { historySizeBench } = await import("./historySize.ts");
+await historySizeBench();

@@ -16,7 +16,8 @@ interface Run {
   samples: number[];
 }
 
-interface Group {
+/** The successful runs of one variant × measure × host pair (or any other key), each run kept apart. */
+export interface Group {
   metric: Metric;
   unit: Unit;
   tool: string;
@@ -24,7 +25,7 @@ interface Group {
 }
 
 /** Samples of successful measurements grouped by a key, each run (replica, repetition) kept apart. */
-function groupBy(sampled: readonly SampledMeasurement[], key: (m: Measurement) => string): Map<string, Group> {
+export function groupBy(sampled: readonly SampledMeasurement[], key: (m: Measurement) => string): Map<string, Group> {
   const groups = new Map<string, Group>();
   for (const { measurement, samples } of sampled) {
     if (measurement.status !== "ok" || !measurement.summary || !samples.length) continue;
@@ -62,8 +63,18 @@ function unitsOf(group: Group, by: "replica" | "repetition"): number[][] {
  * both sides have ≥ 2; else runs (repetitions, on the same hosts) when both have ≥ 2; else
  * blocks of the samples of one run.
  */
-function inferenceUnitOf(base: Group, cand: Group): InferenceUnit {
-  const count = (g: Group, by: "replica" | "repetition") => new Set(g.runs.map((r) => (by === "replica" ? `${r.replica}` : `${r.replica}/${r.repetition}`))).size;
+function inferenceUnitOf(base: Pick<Group, "runs">, cand: Pick<Group, "runs">): InferenceUnit {
+  return inferenceUnitFromCounts(unitCounts(base.runs), unitCounts(cand.runs));
+}
+
+/** Distinct replicas and runs (replica × repetition) among a side's runs. */
+export function unitCounts(runs: readonly { replica: number; repetition: number }[]): { replicas: number; runs: number } {
+  return { replicas: new Set(runs.map((r) => r.replica)).size, runs: new Set(runs.map((r) => `${r.replica}/${r.repetition}`)).size };
+}
+
+/** {@link inferenceUnitOf} from the sides' unit counts: what a comparison made from the history (no samples) uses too. */
+export function inferenceUnitFromCounts(base: { replicas: number; runs: number }, cand: { replicas: number; runs: number }): InferenceUnit {
+  const count = (c: { replicas: number; runs: number }, by: "replica" | "repetition") => (by === "replica" ? c.replicas : c.runs);
   if (Math.min(count(base, "replica"), count(cand, "replica")) >= MIN_UNITS_FOR_INFERENCE) return "replica";
   // Repetitions are alike units only when each side is one deployment: with two replicas on one
   // side (the other's second failed), runs of different hosts would be counted as if of the same.
@@ -72,15 +83,24 @@ function inferenceUnitOf(base: Group, cand: Group): InferenceUnit {
   return "sample-blocks";
 }
 
-/** Whether the comparison is of two variants (each on its own hosts) or of two host pairs of one variant. */
-type Kind = "variants" | "pairs";
+/**
+ * Whether the comparison is of two variants (each on its own hosts), of two host pairs of one
+ * variant, or of one variant in two runs (`latlab compare`: each run on its own hosts).
+ */
+export type Kind = "variants" | "pairs" | "runs";
 
-const NOTES: Record<Kind, Record<Exclude<InferenceUnit, "replica">, string>> = {
+export const NOTES: Record<Kind, Record<Exclude<InferenceUnit, "replica">, string>> = {
   variants: {
     repetition:
       "CI and p over repetitions on the same hosts (one deployment on a side): they cover run-to-run variation, not the hosts drawn; placement cannot be separated from the host — use replicas ≥ 2",
     "sample-blocks":
       "fewer than two independent units on a side (one run of one deployment, or replicas on one side only): placement cannot be separated from the host; the CI is a block bootstrap over serially correlated samples and no p-value is given — use replicas ≥ 2",
+  },
+  runs: {
+    repetition:
+      "CI and p over repetitions on each run's hosts (one deployment a run): they cover run-to-run variation, not the hosts drawn; a change between the runs cannot be separated from a change of hosts — use replicas ≥ 2",
+    "sample-blocks":
+      "one deployment a run: a change between the runs cannot be separated from a change of hosts; the CI is a block bootstrap over serially correlated samples and no p-value is given — use replicas ≥ 2",
   },
   pairs: {
     repetition:
@@ -91,9 +111,10 @@ const NOTES: Record<Kind, Record<Exclude<InferenceUnit, "replica">, string>> = {
 };
 
 /** Bootstrap blocks of n samples (compare.ts: blocks of ceil(√n)): what a sample-blocks CI is over. */
-const blocksOf = (n: number) => Math.ceil(n / Math.ceil(Math.sqrt(n)));
+export const blocksOf = (n: number) => Math.ceil(n / Math.ceil(Math.sqrt(n)));
 
-function difference(base: readonly number[], cand: readonly number[]): Difference {
+/** Welch's interval and test, and the exact rank test, over unit statistics (≥ 2 a side). */
+export function difference(base: readonly number[], cand: readonly number[]): Difference {
   const w = welchT(base, cand);
   return {
     estimate: w.estimate,
@@ -138,7 +159,8 @@ function inference(kind: Kind, base: Group, cand: Group, b: readonly number[], v
   };
 }
 
-function stats(kind: Kind, measure: number, base: Group, cand: Group) {
+/** The descriptive figures of all samples merged and the inference over units (see {@link inference}). */
+export function compareGroups(kind: Kind, measure: number, base: Group, cand: Group) {
   const bSets = base.runs.map((r) => r.samples);
   const vSets = cand.runs.map((r) => r.samples);
   const b = bSets.flat();
@@ -187,7 +209,7 @@ export function compareVariants(baselineOf: Readonly<Record<string, string>>, va
       for (const pair of pairs) {
         const base = groups.get(`${baseline}\u0000${measure}\u0000${pair}`);
         const cand = groups.get(`${variant}\u0000${measure}\u0000${pair}`);
-        if (base && cand) out.push({ variant, baseline, pair, ...stats("variants", measure, base, cand) });
+        if (base && cand) out.push({ variant, baseline, pair, ...compareGroups("variants", measure, base, cand) });
       }
     }
   }
@@ -211,7 +233,7 @@ export function comparePairs(sampled: readonly SampledMeasurement[], cells: read
         for (let i = 0; i < j; i++) {
           const base = groups.get(`${variant}\u0000${measure}\u0000${pairs[i]}`);
           const cand = groups.get(`${variant}\u0000${measure}\u0000${pairs[j]}`);
-          if (base && cand) out.push({ variant, pair: pairs[j]!, baselinePair: pairs[i]!, ...stats("pairs", measure, base, cand) });
+          if (base && cand) out.push({ variant, pair: pairs[j]!, baselinePair: pairs[i]!, ...compareGroups("pairs", measure, base, cand) });
         }
       }
     }

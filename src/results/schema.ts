@@ -123,7 +123,7 @@ export type Difference = z.infer<typeof DifferenceSchema>;
  * One sample set against another: ratios (candidate/baseline) and %-change of all samples merged
  * (descriptive), and a CI and tests over independent units (`inference`).
  */
-const ComparisonStatsSchema = z.object({
+export const ComparisonStatsSchema = z.object({
   /** Index into the experiment's measure list. */
   measure: z.number().int().nonnegative(),
   tool: z.string(),
@@ -151,6 +151,7 @@ export const ComparisonSchema = ComparisonStatsSchema.extend({
   pair: z.string(),
 });
 export type Comparison = z.infer<typeof ComparisonSchema>;
+export type ComparisonStats = z.infer<typeof ComparisonStatsSchema>;
 
 /** Within one variant, one host pair against an earlier one (seed 000: "cross-zone 1.7× same-zone"). */
 export const PairComparisonSchema = ComparisonStatsSchema.extend({

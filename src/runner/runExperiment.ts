@@ -32,6 +32,8 @@ export interface RunOptions {
   signal: AbortSignal;
   /** How hosts are reached; connectHost unless a test passes a fake. */
   connect?: Connect;
+  /** Facts about where the run was made from (git commit, CI run), recorded beside the target's. */
+  facts?: Record<string, string>;
 }
 
 const NO_SHAPING: ShapingStatus = { latency: "not-applicable", bandwidth: "not-applicable", note: "no hosts were brought up" };
@@ -137,7 +139,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
       kernel: release(),
       toolVersions,
       shaping: environment?.shaping ?? NO_SHAPING,
-      facts: environment?.facts ?? {},
+      facts: { ...options.facts, ...environment?.facts },
     },
     baseline: plan.baseline,
     variants: plan.variants.map((v) => ({ id: v.id, axes: v.axes, baseline: plan.baselineOf[v.id]!, hosts: hostRecords(plan, v.id, environment?.hosts ?? []) })),

@@ -1,0 +1,163 @@
+/**
+ * The commands over the history of runs: `history` (list, `add`, `export --parquet`), `trend`,
+ * `compare`, and `report` (a run's summary, `--markdown` for CI). The run command records each
+ * finished run with {@link recordRun}.
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { compareRuns, type RunSource } from "../history/compareRuns.ts";
+import { historyRecords } from "../history/historyRecords.ts";
+import { appendRuns, exportParquet, historyFile, loadHistory, HISTORY_ENV } from "../history/historyStore.ts";
+import { assess } from "../history/regression.ts";
+import { TREND_METRICS, trend, type TrendMetric } from "../history/trend.ts";
+import { formatHistory, formatRunComparison, formatTrend } from "../report/historyText.ts";
+import { markdownSummary } from "../report/markdownSummary.ts";
+import { comparisonTable } from "../report/table.ts";
+import { readRunFolder, type RunFolder } from "../results/readRunFolder.ts";
+
+/** `latlab compare --fail-on-regression`'s exit code when a regression was found (1 stays "error"). */
+export const REGRESSION_EXIT_CODE = 3;
+
+const HISTORY_HELP = `the history file (default $${HISTORY_ENV}, else results/history.duckdb)`;
+
+function parsePercent(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`expected a percentage ≥ 0 (e.g. 20), got "${value}"`);
+  return n;
+}
+
+function parseMeasure(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`expected a measure index (0, 1, …; see \`latlab history\`), got "${value}"`);
+  return n;
+}
+
+/** A run folder by path, or by run id under ./results; undefined when neither exists. */
+function findRunFolder(ref: string): string | undefined {
+  for (const dir of [resolve(ref), resolve("results", ref)]) if (existsSync(resolve(dir, "results.json")) || (existsSync(dir) && dir.endsWith(".json"))) return dir;
+  return undefined;
+}
+
+function fromFolder(folder: RunFolder): RunSource {
+  const { results, samplesOf } = folder;
+  return {
+    runId: results.runId,
+    experiment: results.experiment.name,
+    summaries: historyRecords(results, samplesOf).summaries,
+    sampled: results.measurements.map((measurement) => ({ measurement, samples: samplesOf(measurement.cell) })),
+  };
+}
+
+/** A run to compare: its results folder (with samples) when there is one, else its rows in the history. */
+async function runSource(ref: string, file: string): Promise<RunSource> {
+  const dir = findRunFolder(ref);
+  if (dir) return fromFolder(readRunFolder(dir));
+  const data = existsSync(file) ? await loadHistory(file) : undefined;
+  const run = data?.runs.find((r) => r.runId === ref);
+  if (!data || !run) {
+    throw new Error(`"${ref}": no results folder (looked for ${resolve(ref)} and ${resolve("results", ref)}) and no run with that id in the history ${file}${data ? "" : " (which does not exist)"}`);
+  }
+  return { runId: run.runId, experiment: run.experiment, summaries: data.summaries.filter((s) => s.runId === run.runId) };
+}
+
+/** Adds a finished run's folder to the history; returns the line to print. */
+export async function recordRun(runDir: string, file: string, log: (m: string) => void = () => {}): Promise<string> {
+  const folder = readRunFolder(runDir);
+  const { added } = await appendRuns(file, [historyRecords(folder.results, folder.samplesOf)], log);
+  return added.length ? `history: run ${folder.results.runId} recorded in ${file}` : `history: run ${folder.results.runId} was already in ${file}`;
+}
+
+export function registerHistoryCommands(program: Command, setExitCode: (code: number) => void): void {
+  const log = (m: string) => process.stderr.write(`${m}\n`);
+
+  const history = program
+    .command("history")
+    .description("list the runs recorded in the history, with their headline numbers (subcommands: add, export)")
+    .argument("[experiment]", "only the runs of this experiment")
+    .option("--history <file>", HISTORY_HELP)
+    .option("--json", "print the runs as JSON (oldest first)")
+    .option("--markdown", "print a GitHub Markdown table")
+    .action(async (experiment: string | undefined, opts: { history?: string; json?: boolean; markdown?: boolean }) => {
+      const file = historyFile(opts.history);
+      const data = await loadHistory(file, experiment);
+      if (opts.json) process.stdout.write(`${JSON.stringify(data.runs, null, 2)}\n`);
+      else process.stdout.write(`${formatHistory(data, file, Boolean(opts.markdown))}\n`);
+    });
+
+  history
+    .command("add")
+    .description("record finished runs' results folders in the history (a run already there is left as it is)")
+    .argument("<dir...>", "results folders (each holding a results.json)")
+    .option("--history <file>", HISTORY_HELP)
+    .action(async (dirs: string[], opts: { history?: string }) => {
+      const file = historyFile(opts.history ?? history.opts<{ history?: string }>().history);
+      // Every folder is read (and checked) before anything is written: a bad one changes nothing.
+      const folders = dirs.map((d) => readRunFolder(d));
+      const { added, present } = await appendRuns(file, folders.map((f) => historyRecords(f.results, f.samplesOf)), log);
+      process.stdout.write(`history ${file}: ${added.length} run(s) added${added.length ? ` (${added.join(", ")})` : ""}${present.length ? `; already there: ${present.join(", ")}` : ""}\n`);
+    });
+
+  history
+    .command("export")
+    .description("write the history's tables as Parquet files (runs, variants, hosts, summaries, comparisons), for a warehouse or DuckDB")
+    .requiredOption("--parquet <dir>", "the folder to write <table>.parquet into")
+    .option("--history <file>", HISTORY_HELP)
+    .action(async (opts: { parquet: string; history?: string }) => {
+      const file = historyFile(opts.history ?? history.opts<{ history?: string }>().history);
+      const written = await exportParquet(file, resolve(opts.parquet));
+      process.stdout.write(`${written.map((f) => `wrote ${f}`).join("\n")}\n`);
+    });
+
+  program
+    .command("trend")
+    .description("one metric of every variant across an experiment's recorded runs")
+    .argument("<experiment>", "the experiment's name")
+    .option("--measure <index>", "only this measure (its index in the experiment's measure list)", parseMeasure)
+    .addOption(new Option("--metric <name>", "the figure to follow").choices(TREND_METRICS).default("p50"))
+    .option("--history <file>", HISTORY_HELP)
+    .option("--json", "print the series as JSON")
+    .option("--markdown", "print a GitHub Markdown table")
+    .action(async (experiment: string, opts: { measure?: number; metric: TrendMetric; history?: string; json?: boolean; markdown?: boolean }) => {
+      const file = historyFile(opts.history);
+      const t = trend(await loadHistory(file, experiment), opts.metric, opts.measure);
+      if (opts.json) process.stdout.write(`${JSON.stringify(t, null, 2)}\n`);
+      else process.stdout.write(`${formatTrend(t, experiment, Boolean(opts.markdown))}\n`);
+      if (!t.runs.length) setExitCode(1);
+    });
+
+  program
+    .command("compare")
+    .description("compare two runs of one experiment, variant by variant, with the statistics variants are compared with")
+    .argument("<runA>", "the earlier run (baseline): a results folder, or a run id (under ./results, else in the history)")
+    .argument("<runB>", "the later run")
+    .option("--fail-on-regression <percent>", `exit ${REGRESSION_EXIT_CODE} when a figure got worse by more than this with a 95% CI that excludes 0`, parsePercent)
+    .option("--history <file>", HISTORY_HELP)
+    .option("--json", "print the comparisons and verdicts as JSON")
+    .option("--markdown", "print GitHub Markdown")
+    .action(async (refA: string, refB: string, opts: { failOnRegression?: number; history?: string; json?: boolean; markdown?: boolean }) => {
+      const file = historyFile(opts.history);
+      const a = await runSource(refA, file);
+      const b = await runSource(refB, file);
+      const compared = compareRuns(a, b);
+      // Without a threshold every change whose CI excludes 0 is shown (as worse / better).
+      const findings = assess(compared.comparisons, opts.failOnRegression ?? 0);
+      if (opts.json) {
+        const verdicts = findings.map(({ comparison, ...f }) => ({ variant: comparison.variant, measure: comparison.measure, pair: comparison.pair, ...f }));
+        process.stdout.write(`${JSON.stringify({ ...compared, verdicts, threshold: opts.failOnRegression ?? null }, null, 2)}\n`);
+      } else process.stdout.write(`${formatRunComparison(compared, findings, opts.failOnRegression, Boolean(opts.markdown))}\n`);
+      if (opts.failOnRegression !== undefined && findings.some((f) => f.verdict === "regression")) setExitCode(REGRESSION_EXIT_CODE);
+    });
+
+  program
+    .command("report")
+    .description("print a run's summary again: the comparison table, or --markdown for a CI summary")
+    .argument("<runId|dir>", "a run's results folder, or its id under ./results")
+    .option("--markdown", "GitHub Markdown (for $GITHUB_STEP_SUMMARY)")
+    .action((ref: string, opts: { markdown?: boolean }) => {
+      const dir = findRunFolder(ref);
+      if (!dir) throw new Error(`"${ref}": no results folder (looked for ${resolve(ref, "results.json")} and ${resolve("results", ref, "results.json")})`);
+      const { results, samplesOf } = readRunFolder(dir);
+      process.stdout.write(opts.markdown ? markdownSummary(results, samplesOf) : `${comparisonTable(results, samplesOf)}\n`);
+    });
+}

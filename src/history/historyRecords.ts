@@ -1,0 +1,172 @@
+/**
+ * What one run adds to the history, from its results.json and samples. Pure: the caller reads
+ * the files. Summaries are made from the samples the way the run made its own (histograms merged,
+ * never averaged) at three levels (see SummaryRowSchema); without samples (a results folder
+ * copied without samples/) a tool run's own summary is kept and the levels above it are left out
+ * for that group rather than guessed.
+ */
+import type { Results } from "../results/schema.ts";
+import { summarizeMany } from "../results/summarize.ts";
+import type { Summary } from "../results/summary.ts";
+import { unitStatistics } from "../results/unitInference.ts";
+import { RunRowSchema, type ComparisonRow, type HistoryRecords, type HostRow, type SummaryRow } from "./historySchema.ts";
+
+/** Provenance facts latlab adds to a run's environment facts (src/cli/provenance.ts writes them). */
+export const GIT_COMMIT_FACT = "git.commit";
+
+const pairOf = (m: { from: string; to: string }) => `${m.from}->${m.to}`;
+
+interface RunSamples {
+  replica: number;
+  repetition: number;
+  summary: Summary;
+  samples: number[];
+}
+
+function summaryRow(
+  base: Pick<SummaryRow, "runId" | "variant" | "measure" | "tool" | "pair">,
+  level: SummaryRow["level"],
+  replica: number | null,
+  repetition: number | null,
+  s: Summary,
+  unit: { mean: number; p50: number } | null,
+): SummaryRow {
+  return {
+    ...base,
+    level,
+    replica,
+    repetition,
+    metric: s.metric,
+    unit: s.unit,
+    n: s.count,
+    mean: s.mean,
+    stddev: s.stddev,
+    min: s.min,
+    p50: s.p50,
+    p90: s.p90,
+    p95: s.p95 ?? null,
+    p99: s.p99,
+    p999: s.p999,
+    max: s.max,
+    unitMean: unit?.mean ?? null,
+    unitP50: unit?.p50 ?? null,
+  };
+}
+
+const exactUnit = (samples: readonly number[]) => {
+  if (!samples.length) return null;
+  const u = unitStatistics([samples]);
+  return { mean: u.mean[0]!, p50: u.p50[0]! };
+};
+
+function summaries(results: Results, samplesOf: (cell: string) => number[]): SummaryRow[] {
+  const groups = new Map<string, { base: Pick<SummaryRow, "runId" | "variant" | "measure" | "tool" | "pair">; runs: RunSamples[] }>();
+  for (const m of results.measurements) {
+    if (m.status !== "ok" || !m.summary) continue;
+    const base = { runId: results.runId, variant: m.variant, measure: m.measure, tool: m.tool, pair: pairOf(m) };
+    const key = JSON.stringify([base.variant, base.measure, base.pair]);
+    const group = groups.get(key) ?? { base, runs: [] };
+    group.runs.push({ replica: m.replica, repetition: m.repetition, summary: m.summary, samples: samplesOf(m.cell) });
+    groups.set(key, group);
+  }
+  const rows: SummaryRow[] = [];
+  for (const { base, runs } of groups.values()) {
+    runs.sort((a, b) => a.replica - b.replica || a.repetition - b.repetition);
+    const complete = runs.every((r) => r.samples.length > 0);
+    const { metric, unit } = runs[0]!.summary;
+    for (const r of runs) rows.push(summaryRow(base, "run", r.replica, r.repetition, r.summary, exactUnit(r.samples)));
+    const replicas = [...new Set(runs.map((r) => r.replica))];
+    for (const replica of replicas) {
+      const own = runs.filter((r) => r.replica === replica);
+      if (own.length === 1) {
+        rows.push(summaryRow(base, "replica", replica, null, own[0]!.summary, exactUnit(own[0]!.samples)));
+        continue;
+      }
+      if (!complete) continue;
+      const merged = own.flatMap((r) => r.samples);
+      rows.push(summaryRow(base, "replica", replica, null, summarizeMany(metric, unit, own.map((r) => r.samples))!, exactUnit(merged)));
+    }
+    if (runs.length === 1) rows.push(summaryRow(base, "all", null, null, runs[0]!.summary, null));
+    else if (complete) rows.push(summaryRow(base, "all", null, null, summarizeMany(metric, unit, runs.map((r) => r.samples))!, null));
+  }
+  return rows;
+}
+
+function comparisonRows(results: Results): ComparisonRow[] {
+  const rows: ComparisonRow[] = [];
+  const add = (
+    kind: ComparisonRow["kind"],
+    c: Results["comparisons"][number] | Results["pairComparisons"][number],
+    ids: Pick<ComparisonRow, "variant" | "baseline" | "pair" | "baselinePair">,
+  ) => {
+    for (const [statistic, d] of [
+      ["mean", c.diffMean],
+      ["p50", c.diffP50],
+    ] as const) {
+      if (!d) continue;
+      rows.push({
+        runId: results.runId,
+        kind,
+        ...ids,
+        measure: c.measure,
+        tool: c.tool,
+        metric: c.metric as ComparisonRow["metric"],
+        unit: c.unit as ComparisonRow["unit"],
+        statistic,
+        estimate: d.estimate,
+        ciLow: d.ci95[0],
+        ciHigh: d.ci95[1],
+        method: d.method,
+        inferenceUnit: c.inference.unit,
+        unitsBaseline: c.inference.units.baseline,
+        unitsCandidate: c.inference.units.candidate,
+        pWelch: d.welch?.p ?? null,
+        pRank: d.rankTest?.p ?? null,
+      });
+    }
+  };
+  for (const c of results.comparisons) add("variant", c, { variant: c.variant, baseline: c.baseline, pair: c.pair, baselinePair: c.pair });
+  for (const c of results.pairComparisons) add("pair", c, { variant: c.variant, baseline: c.variant, pair: c.pair, baselinePair: c.baselinePair });
+  return rows;
+}
+
+function hosts(results: Results): HostRow[] {
+  return results.variants.flatMap((v) =>
+    v.hosts.map(({ deployment, actual, mismatches, ...requested }) => ({
+      runId: results.runId,
+      variant: v.id,
+      host: requested.role,
+      deployment,
+      requested,
+      actual,
+      mismatches,
+    })),
+  );
+}
+
+/** The rows one run adds to the history; `samplesOf(cell)` gives a cell's samples ([] when none were kept). */
+export function historyRecords(results: Results, samplesOf: (cell: string) => number[]): HistoryRecords {
+  const facts = results.environment.facts;
+  const run = RunRowSchema.parse({
+    runId: results.runId,
+    experiment: results.experiment.name,
+    target: results.target,
+    startedAt: results.startedAt,
+    finishedAt: results.finishedAt,
+    status: results.status,
+    latlabVersion: results.environment.latlabVersion,
+    gitCommit: facts[GIT_COMMIT_FACT] ?? null,
+    node: results.environment.node,
+    kernel: results.environment.kernel,
+    toolVersions: results.environment.toolVersions,
+    shaping: results.environment.shaping.note,
+    facts,
+  });
+  return {
+    run,
+    variants: results.variants.map((v) => ({ runId: results.runId, variant: v.id, baseline: v.baseline, axes: v.axes })),
+    hosts: hosts(results),
+    summaries: summaries(results, samplesOf),
+    comparisons: comparisonRows(results),
+  };
+}

@@ -1,0 +1,234 @@
+/**
+ * The history store's rows and its SQL schema, as migrations. One zod schema per row kind; the
+ * TypeScript types are inferred from them. Pure: no database here (historyStore.ts runs these).
+ *
+ * Why DuckDB (through @duckdb/node-api) rather than node:sqlite: the history is read by
+ * analytical queries (a metric per variant across runs, grouped and ordered), DuckDB writes
+ * Parquet itself (`latlab history export --parquet`, what Azure Data Explorer, Fabric and
+ * warehouses load) and reads it back, and its prebuilt bindings need no install script. node:sqlite
+ * would need a hand-written Parquet writer and is still marked experimental in Node 22.
+ */
+import { z } from "zod";
+import { InferenceUnitSchema } from "../results/schema.ts";
+import { MetricSchema, UnitSchema } from "../results/summary.ts";
+
+/** One finished run. `facts` holds the target's environment facts and the run's provenance (git, CI). */
+export const RunRowSchema = z.object({
+  runId: z.string().min(1),
+  experiment: z.string().min(1),
+  target: z.string().min(1),
+  startedAt: z.iso.datetime({ offset: true }),
+  finishedAt: z.iso.datetime({ offset: true }),
+  status: z.enum(["complete", "partial", "failed", "interrupted"]),
+  latlabVersion: z.string(),
+  /** The commit of the project the run was made from (`git rev-parse HEAD`), "-dirty" when it had changes; null outside git. */
+  gitCommit: z.string().nullable(),
+  node: z.string(),
+  kernel: z.string(),
+  toolVersions: z.record(z.string(), z.string()),
+  shaping: z.string(),
+  facts: z.record(z.string(), z.string()),
+});
+export type RunRow = z.infer<typeof RunRowSchema>;
+
+/**
+ * A distribution summary at one of three levels: `all` (every replica and repetition of a
+ * variant × measure × host pair merged: the headline), `replica` (one deployment, its
+ * repetitions merged: the unit comparisons over replicas use) and `run` (one tool run).
+ * `unitMean` / `unitP50` are the exact figures unitInference.ts reduces a unit to, so a
+ * comparison made from the history uses the same numbers as one made from the samples.
+ */
+export const SummaryRowSchema = z.object({
+  runId: z.string(),
+  variant: z.string(),
+  measure: z.number().int().nonnegative(),
+  tool: z.string(),
+  pair: z.string(),
+  level: z.enum(["all", "replica", "run"]),
+  /** null at level `all`. */
+  replica: z.number().int().nonnegative().nullable(),
+  /** null at levels `all` and `replica`. */
+  repetition: z.number().int().nonnegative().nullable(),
+  metric: MetricSchema,
+  unit: UnitSchema,
+  n: z.number().int().nonnegative(),
+  mean: z.number(),
+  stddev: z.number(),
+  min: z.number(),
+  p50: z.number(),
+  p90: z.number(),
+  p95: z.number().nullable(),
+  p99: z.number(),
+  p999: z.number(),
+  max: z.number(),
+  /** Exact mean and nearest-rank median of the samples (levels `replica` and `run`; null at `all`). */
+  unitMean: z.number().nullable(),
+  unitP50: z.number().nullable(),
+});
+export type SummaryRow = z.infer<typeof SummaryRowSchema>;
+
+/** A variant of the run: its axes and the variant it was compared with. */
+export const VariantRowSchema = z.object({
+  runId: z.string(),
+  variant: z.string(),
+  baseline: z.string(),
+  axes: z.record(z.string(), z.unknown()),
+});
+export type VariantRow = z.infer<typeof VariantRowSchema>;
+
+/** Placement evidence: what each host asked for and what it got. */
+export const HostRowSchema = z.object({
+  runId: z.string(),
+  variant: z.string(),
+  host: z.string(),
+  deployment: z.string(),
+  requested: z.record(z.string(), z.unknown()),
+  actual: z.record(z.string(), z.unknown()),
+  mismatches: z.array(z.string()),
+});
+export type HostRow = z.infer<typeof HostRowSchema>;
+
+/** A comparison the run itself made (variant vs baseline, or pair vs pair), with its CI and unit. */
+export const ComparisonRowSchema = z.object({
+  runId: z.string(),
+  kind: z.enum(["variant", "pair"]),
+  variant: z.string(),
+  /** The baseline variant (kind `variant`) or the variant itself (kind `pair`). */
+  baseline: z.string(),
+  pair: z.string(),
+  /** The baseline pair: the same pair for kind `variant`. */
+  baselinePair: z.string(),
+  measure: z.number().int().nonnegative(),
+  tool: z.string(),
+  metric: MetricSchema,
+  unit: UnitSchema,
+  /** Which difference: of the means, or of the unit medians. */
+  statistic: z.enum(["mean", "p50"]),
+  estimate: z.number(),
+  ciLow: z.number(),
+  ciHigh: z.number(),
+  method: z.enum(["welch-t", "block-bootstrap"]),
+  inferenceUnit: InferenceUnitSchema,
+  unitsBaseline: z.number().int().nonnegative(),
+  unitsCandidate: z.number().int().nonnegative(),
+  pWelch: z.number().nullable(),
+  pRank: z.number().nullable(),
+});
+export type ComparisonRow = z.infer<typeof ComparisonRowSchema>;
+
+/** Everything one run adds to the history. */
+export interface HistoryRecords {
+  run: RunRow;
+  variants: VariantRow[];
+  hosts: HostRow[];
+  summaries: SummaryRow[];
+  comparisons: ComparisonRow[];
+}
+
+export interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+/**
+ * The schema, as the steps that build it. A file is at version N when steps 1…N ran on it;
+ * historyStore.ts applies the missing ones in one transaction. Never edit a step that shipped:
+ * add one. Step 1 is the first layout (runs and summaries only); step 2 added provenance, the
+ * run's own comparisons with their CIs, and the placement evidence.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "runs and their summaries",
+    sql: `
+      CREATE TABLE runs (
+        run_id VARCHAR PRIMARY KEY,
+        experiment VARCHAR NOT NULL,
+        target VARCHAR NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        finished_at TIMESTAMPTZ NOT NULL,
+        status VARCHAR NOT NULL,
+        latlab_version VARCHAR NOT NULL,
+        node VARCHAR,
+        kernel VARCHAR,
+        tool_versions JSON,
+        shaping VARCHAR,
+        added_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE TABLE summaries (
+        run_id VARCHAR NOT NULL,
+        variant VARCHAR NOT NULL,
+        measure INTEGER NOT NULL,
+        tool VARCHAR NOT NULL,
+        pair VARCHAR NOT NULL,
+        level VARCHAR NOT NULL,
+        replica INTEGER,
+        repetition INTEGER,
+        metric VARCHAR NOT NULL,
+        unit VARCHAR NOT NULL,
+        n BIGINT NOT NULL,
+        mean DOUBLE NOT NULL,
+        stddev DOUBLE NOT NULL,
+        min DOUBLE NOT NULL,
+        p50 DOUBLE NOT NULL,
+        p90 DOUBLE NOT NULL,
+        p95 DOUBLE,
+        p99 DOUBLE NOT NULL,
+        p999 DOUBLE NOT NULL,
+        max DOUBLE NOT NULL,
+        unit_mean DOUBLE,
+        unit_p50 DOUBLE
+      );`,
+  },
+  {
+    version: 2,
+    description: "provenance (git commit, facts), variants, placement evidence, the run's comparisons",
+    sql: `
+      ALTER TABLE runs ADD COLUMN git_commit VARCHAR;
+      ALTER TABLE runs ADD COLUMN facts JSON;
+      UPDATE runs SET facts = '{}' WHERE facts IS NULL;
+      CREATE TABLE variants (
+        run_id VARCHAR NOT NULL,
+        variant VARCHAR NOT NULL,
+        baseline VARCHAR NOT NULL,
+        axes JSON NOT NULL
+      );
+      CREATE TABLE hosts (
+        run_id VARCHAR NOT NULL,
+        variant VARCHAR NOT NULL,
+        host VARCHAR NOT NULL,
+        deployment VARCHAR NOT NULL,
+        requested JSON NOT NULL,
+        actual JSON NOT NULL,
+        mismatches JSON NOT NULL
+      );
+      CREATE TABLE comparisons (
+        run_id VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,
+        variant VARCHAR NOT NULL,
+        baseline VARCHAR NOT NULL,
+        pair VARCHAR NOT NULL,
+        baseline_pair VARCHAR NOT NULL,
+        measure INTEGER NOT NULL,
+        tool VARCHAR NOT NULL,
+        metric VARCHAR NOT NULL,
+        unit VARCHAR NOT NULL,
+        statistic VARCHAR NOT NULL,
+        estimate DOUBLE NOT NULL,
+        ci_low DOUBLE NOT NULL,
+        ci_high DOUBLE NOT NULL,
+        method VARCHAR NOT NULL,
+        inference_unit VARCHAR NOT NULL,
+        units_baseline INTEGER NOT NULL,
+        units_candidate INTEGER NOT NULL,
+        p_welch DOUBLE,
+        p_rank DOUBLE
+      );`,
+  },
+];
+
+export const HISTORY_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** The tables, in the order a run's rows are written and exported. */
+export const HISTORY_TABLES = ["runs", "variants", "hosts", "summaries", "comparisons"] as const;

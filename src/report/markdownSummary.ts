@@ -1,0 +1,59 @@
+/**
+ * A run's summary in GitHub Markdown (`latlab report <run> --markdown`): for $GITHUB_STEP_SUMMARY
+ * and pull-request comments. The same figures as the terminal table (table.ts), one row per
+ * variant × measure × host pair, with what the CIs are over.
+ */
+import type { Results } from "../results/schema.ts";
+import { summarizeMany } from "../results/summarize.ts";
+import { inferenceFooter, measureLabels, notEmulatedAxes, overLabel } from "./table.ts";
+import { renderTable } from "./renderTable.ts";
+
+const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
+const unitLabel = (unit: string) => (unit === "us" ? "µs" : unit);
+const pairOf = (m: { from: string; to: string }) => `${m.from}->${m.to}`;
+const STATUS_MARK: Record<Results["status"], string> = { complete: "✅", partial: "⚠️", failed: "❌", interrupted: "⏹️" };
+
+export function markdownSummary(results: Results, samplesOf: (cell: string) => number[]): string {
+  const labels = measureLabels(results.measurements);
+  const lines = [
+    `## ${STATUS_MARK[results.status]} ${results.experiment.name} on ${results.target}: ${results.status}`,
+    "",
+    `${results.experiment.description}`,
+    "",
+    `run \`${results.runId}\`, ${results.startedAt} → ${results.finishedAt}, latlab ${results.environment.latlabVersion}${results.environment.facts["git.commit"] ? `, commit \`${results.environment.facts["git.commit"]}\`` : ""}`,
+    "",
+  ];
+  const rows: string[][] = [];
+  for (const variant of results.variants) {
+    for (const measure of [...labels.keys()].sort((a, b) => a - b)) {
+      const of = results.measurements.filter((m) => m.variant === variant.id && m.measure === measure);
+      for (const pair of new Set(of.map(pairOf))) {
+        const runs = of.filter((m) => pairOf(m) === pair);
+        const ok = runs.filter((m) => m.status === "ok" && m.summary);
+        const head = [variant.baseline === variant.id ? `${variant.id} (baseline)` : variant.id, labels.get(measure)!, pair];
+        if (!ok.length) {
+          rows.push([...head, "—", "0", "—", "—", "—", "—", "—", `all ${runs.length} failed`]);
+          continue;
+        }
+        const sets = ok.map((m) => samplesOf(m.cell)).filter((s) => s.length);
+        const s = sets.length === ok.length ? summarizeMany(ok[0]!.summary!.metric, ok[0]!.summary!.unit, sets)! : ok[0]!.summary!;
+        const c = results.comparisons.find((k) => k.variant === variant.id && k.measure === measure && k.pair === pair);
+        const change = c?.pctChangeMean === undefined ? "" : `${c.pctChangeMean >= 0 ? "+" : ""}${c.pctChangeMean.toFixed(1)}%`;
+        const ci = c?.diffMean ? `${fmt(c.diffMean.estimate)} [${fmt(c.diffMean.ci95[0])}, ${fmt(c.diffMean.ci95[1])}]` : "";
+        rows.push([...head, `${s.metric} ${unitLabel(s.unit)}`, String(s.count), fmt(s.mean), fmt(s.p50), fmt(s.p99), change, ci, overLabel(c)]);
+      }
+    }
+  }
+  lines.push(renderTable(["variant", "measure", "pair", "metric", "n", "mean", "p50", "p99", "vs baseline (mean)", "Δmean [95% CI]", "over"], rows, true), "");
+  for (const note of inferenceFooter([...results.comparisons, ...results.pairComparisons])) lines.push(`- ${note}`);
+  lines.push(`- ${results.environment.shaping.note}`);
+  const notEmulated = notEmulatedAxes(results);
+  if (notEmulated.length) lines.push(`- not emulated on ${results.target}: ${notEmulated.join(", ")} — differences in these are noise here, not findings`);
+  const mismatched = results.variants.flatMap((v) => v.hosts.filter((h) => h.mismatches.length).map((h) => `${v.id}/${h.role}: ${h.mismatches.join("; ")}`));
+  for (const m of mismatched) lines.push(`- placement not as asked: ${m}`);
+  const failed = results.measurements.filter((m) => m.status === "failed");
+  for (const m of failed) lines.push(`- failed: \`${m.cell}\`: ${m.error ?? "unknown"}`);
+  if (results.error) lines.push(`- run failed: ${results.error}`);
+  lines.push(`- teardown: ${results.teardown.status}${results.teardown.errors.length ? ` — ${results.teardown.errors.join("; ")}` : ""}`);
+  return `${lines.join("\n")}\n`;
+}

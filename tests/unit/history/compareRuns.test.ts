@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { compareRuns, type RunSource } from "../../../src/history/compareRuns.ts";
+import { historyRecords } from "../../../src/history/historyRecords.ts";
+import { assess } from "../../../src/history/regression.ts";
+import { compareGroups, groupBy } from "../../../src/results/comparisons.ts";
+import { ComparisonStatsSchema } from "../../../src/results/schema.ts";
+import { around, fakeRun } from "./fakeRun.ts";
+
+type Opts = Parameters<typeof fakeRun>[2];
+const folder = (runId: string, samplesOf: Parameters<typeof fakeRun>[1], opts: Opts = {}): RunSource => {
+  const run = fakeRun(runId, samplesOf, opts);
+  return { runId, experiment: "hist", summaries: historyRecords(run.results, run.samplesOf).summaries, sampled: run.sampled };
+};
+/** The same run as the history holds it: summaries, no samples. */
+const historyOnly = (s: RunSource): RunSource => ({ runId: s.runId, experiment: s.experiment, summaries: s.summaries });
+
+describe("compareRuns", () => {
+  it("from two results folders: exactly the statistics variants are compared with", () => {
+    const a = folder("a", (c) => around(100 + 5 * c.replica, 40, c.replica), { replicas: 3 });
+    const b = folder("b", (c) => around(130 + 5 * c.replica, 40, c.replica + 7), { replicas: 3 });
+    const out = compareRuns(a, b);
+    expect(out.comparisons.map((c) => [c.variant, c.pair, c.source])).toEqual([
+      ["accelnet=false", "client->server", "samples"],
+      ["accelnet=true", "client->server", "samples"],
+    ]);
+    const key = (m: { variant: string; measure: number; from: string; to: string }) => `${m.variant}/${m.measure}/${m.from}->${m.to}`;
+    const ga = groupBy(a.sampled!, key).get("accelnet=false/0/client->server")!;
+    const gb = groupBy(b.sampled!, key).get("accelnet=false/0/client->server")!;
+    const { variant, pair, baselineRun, candidateRun, source, ...stats } = out.comparisons[0]!;
+    expect(stats).toEqual(compareGroups("runs", 0, ga, gb));
+    expect(ComparisonStatsSchema.parse(stats)).toEqual(stats);
+    expect([variant, pair, baselineRun, candidateRun, source]).toEqual(["accelnet=false", "client->server", "a", "b", "samples"]);
+    expect(stats.inference.unit).toBe("replica");
+    expect(stats.diffMean!.ci95[0]).toBeGreaterThan(0);
+  });
+
+  it("from the history alone: over replicas the same CI and tests as from the samples (the units' exact statistics are kept)", () => {
+    const a = folder("a", (c) => around(100 + 5 * c.replica, 40, c.replica), { replicas: 3 });
+    const b = folder("b", (c) => around(104 + 6 * c.replica, 40, c.replica + 3), { replicas: 3 });
+    const fromSamples = compareRuns(a, b).comparisons[0]!;
+    const fromHistory = compareRuns(historyOnly(a), b).comparisons[0]!;
+    expect(fromHistory.source).toBe("summaries");
+    expect(fromHistory.inference).toEqual(fromSamples.inference);
+    expect(fromHistory.diffMean).toEqual(fromSamples.diffMean);
+    expect(fromHistory.diffP50).toEqual(fromSamples.diffP50);
+    // Descriptive figures from histograms: within their 0.1 % guarantee.
+    expect(fromHistory.ratioP50!).toBeCloseTo(fromSamples.ratioP50!, 2);
+    expect(fromHistory.ratioMean).toBeCloseTo(fromSamples.ratioMean!, 12);
+  });
+
+  it("from the history with one run a side: no CI (a bootstrap needs the samples), and it says so", () => {
+    const a = folder("a", () => around(100, 40));
+    const b = folder("b", () => around(200, 40, 2));
+    const c = compareRuns(historyOnly(a), historyOnly(b)).comparisons[0]!;
+    expect(c.inference.unit).toBe("sample-blocks");
+    expect(c.diffMean).toBeUndefined();
+    expect(c.inference.note).toMatch(/keeps each unit's mean and median, not the samples/);
+    expect(c.ratioMean).toBeGreaterThan(1.9);
+    expect(assess([c], 20).map((f) => f.verdict)).toEqual(["no CI"]);
+    // The folders have the samples: a block-bootstrap CI, no p-value.
+    const d = compareRuns(a, b).comparisons[0]!;
+    expect(d.diffMean!.method).toBe("block-bootstrap");
+    expect(d.diffMean!.welch).toBeUndefined();
+  });
+
+  it("lists what only one run measured and refuses runs of different experiments", () => {
+    const a = folder("a", () => around(100, 10));
+    const b = { ...folder("b", () => around(100, 10)) };
+    b.summaries = b.summaries.filter((s) => s.variant !== "accelnet=true");
+    const out = compareRuns(a, b);
+    expect(out.onlyInBaseline).toEqual(["accelnet=true measure 0 client->server"]);
+    expect(out.onlyInCandidate).toEqual([]);
+    expect(() => compareRuns(a, { ...b, experiment: "other" })).toThrow(/run a is of experiment "hist" and run b of "other"/);
+  });
+});
+
+describe("assess (--fail-on-regression)", () => {
+  const pair = (base: number, cand: number, replicas = 3) => compareRuns(
+    folder("a", (c) => around(base + c.replica, 40, c.replica), { replicas }),
+    folder("b", (c) => around(cand + c.replica, 40, c.replica + 1), { replicas }),
+  ).comparisons.filter((c) => c.variant === "accelnet=false");
+
+  it("an RTT 30 % higher with a CI excluding 0 is a regression past 20 %, not past 40 %", () => {
+    const c = pair(100, 130);
+    expect(assess(c, 20).map((f) => [f.statistic, f.verdict])).toEqual([["mean", "regression"], ["p50", "regression"]]);
+    expect(assess(c, 20)[0]!.pctChange).toBeCloseTo(30, 0);
+    expect(assess(c, 40).map((f) => f.verdict)).toEqual(["changed within threshold", "changed within threshold"]);
+  });
+
+  it("a lower RTT is an improvement; for throughput lower is worse", () => {
+    expect(assess(pair(130, 100), 10).map((f) => f.verdict)).toEqual(["improvement", "improvement"]);
+    const c = pair(130, 100).map((k) => ({ ...k, metric: "throughput" }));
+    expect(assess(c, 10).map((f) => f.verdict)).toEqual(["regression", "regression"]);
+  });
+
+  it("a change whose CI includes 0 is no regression however large its estimate", () => {
+    const c = pair(100, 100)[0]!;
+    const wide = { ...c, diffMean: { ...c.diffMean!, estimate: 50, ci95: [-10, 110] as [number, number] } };
+    expect(assess([wide], 20)[0]!.verdict).toBe("no clear change");
+    expect(() => assess([c], -1)).toThrow(/threshold must be a percentage/);
+  });
+});

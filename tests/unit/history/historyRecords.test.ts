@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { historyRecords } from "../../../src/history/historyRecords.ts";
+import { SummaryRowSchema } from "../../../src/history/historySchema.ts";
+import { unitStatistics } from "../../../src/results/unitInference.ts";
+import { around, fakeRun } from "./fakeRun.ts";
+
+describe("historyRecords", () => {
+  it("keeps each run, each replica (its repetitions merged) and the merged whole, with the exact unit statistics", () => {
+    const run = fakeRun("r1", (c) => around(100 + 10 * c.replica + c.repetition + (c.variant === "accelnet=true" ? 50 : 0), 40, c.repetition), { replicas: 2, repetitions: 2, facts: { "git.commit": "abc123" } });
+    const rec = historyRecords(run.results, run.samplesOf);
+    expect(rec.run).toMatchObject({ runId: "r1", experiment: "hist", gitCommit: "abc123", status: "complete" });
+    const ofVariant = rec.summaries.filter((s) => s.variant === "accelnet=false");
+    expect(ofVariant.map((s) => [s.level, s.replica, s.repetition])).toEqual([
+      ["run", 0, 0], ["run", 0, 1], ["run", 1, 0], ["run", 1, 1], ["replica", 0, null], ["replica", 1, null], ["all", null, null],
+    ]);
+    for (const s of rec.summaries) expect(SummaryRowSchema.parse(s)).toEqual(s);
+    // The replica unit is its repetitions' samples merged, reduced as unitInference does.
+    const cells = run.plan.cells.filter((c) => c.variant === "accelnet=false" && c.replica === 1);
+    const merged = cells.flatMap((c) => run.samplesOf(c.id));
+    const expected = unitStatistics([merged]);
+    const replica1 = ofVariant.find((s) => s.level === "replica" && s.replica === 1)!;
+    expect([replica1.unitMean, replica1.unitP50]).toEqual([expected.mean[0], expected.p50[0]]);
+    expect(replica1.n).toBe(80);
+    expect(ofVariant.find((s) => s.level === "all")!.n).toBe(160);
+    // The run's own comparisons, with their CIs over replicas.
+    const cmp = rec.comparisons.filter((k) => k.kind === "variant");
+    expect(cmp.map((k) => [k.statistic, k.inferenceUnit])).toEqual([["mean", "replica"], ["p50", "replica"]]);
+    expect(cmp[0]!.ciLow).toBeGreaterThan(0);
+    expect(rec.variants.map((v) => [v.variant, v.baseline])).toEqual([["accelnet=false", "accelnet=false"], ["accelnet=true", "accelnet=false"]]);
+  });
+
+  it("without samples keeps each run's own summary and guesses no merged level", () => {
+    const run = fakeRun("r2", () => around(100, 20), { repetitions: 2 });
+    const rec = historyRecords(run.results, () => []);
+    const levels = rec.summaries.filter((s) => s.variant === "accelnet=false").map((s) => [s.level, s.unitMean]);
+    expect(levels).toEqual([["run", null], ["run", null]]);
+  });
+});
