@@ -17,6 +17,9 @@ import { TARGET_NAMES, findTarget, type TargetOptions } from "../targets/registr
 import { TOOL_NAMES, findTool } from "../tools/registry.ts";
 import { LATLAB_VERSION } from "../version.ts";
 import { ignoreHangupWriteErrors } from "./hangup.ts";
+import { recordRun, registerHistoryCommands } from "./historyCommands.ts";
+import { historyFile } from "../history/historyStore.ts";
+import { provenanceFacts } from "./provenance.ts";
 import { scaffold } from "./init/scaffold.ts";
 import { describeFound, importExperiment, listExperiments, loadExperiment, type ListedExperiment } from "./loadExperiment.ts";
 
@@ -101,6 +104,8 @@ interface RunFlags {
   installPulumi?: boolean;
   rehearse?: boolean;
   replicas?: number;
+  /** The history file, or false (--no-history). */
+  history: string | boolean;
 }
 
 /** A definition error a target finds (a size it does not know…) names the experiment's file, as the DSL's own do. */
@@ -139,6 +144,24 @@ function readSamples(runDir: string, results: Results) {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  const { program, exitCode } = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return exitCode();
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    if (error instanceof ExperimentDefinitionError) process.stderr.write(`${error.message}\n`);
+    else process.stderr.write(`latlab: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+/**
+ * Every command and option, built without parsing anything (tests walk `program.commands`, e.g.
+ * to check that the GitHub workflows call only commands and options latlab has). `exitCode()` is
+ * what the action that ran decided.
+ */
+export function buildProgram(): { program: Command; exitCode: () => number } {
   let exitCode = 0;
   const program = new Command("latlab")
     .description("Repeatable, honest network-latency experiments on emulated hosts or Azure.")
@@ -164,6 +187,8 @@ export async function main(argv: string[]): Promise<number> {
     .option("--install-pulumi", "azure: let latlab install the Pulumi CLI if it is missing")
     .option("--replicas <n>", "independent host sets per variant, overriding the experiment's (comparisons are then over replicas)", parseReplicas)
     .option("--rehearse", "azure: run the same Pulumi program through the same engine against latlab's Azure emulator on this machine (no account, no cost)")
+    .option("--history <file>", "record the finished run in this history file (default $LATLAB_HISTORY, else results/history.duckdb)")
+    .option("--no-history", "do not record the run in the history")
     .action(async (ref: string, opts: RunFlags) => {
       if (opts.rehearse && opts.target !== "azure") throw new Error("--rehearse rehearses an Azure run: use it with --target azure");
       const factory = findTarget(opts.target);
@@ -220,10 +245,18 @@ export async function main(argv: string[]): Promise<number> {
       ignoreHangupWriteErrors(process.stderr);
       for (const s of STOP_SIGNALS) process.on(s, onSignal);
       try {
-        const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal });
+        const facts = provenanceFacts(process.cwd());
+        const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal, facts });
         process.stdout.write(`\n${comparisonTable(results, readSamples(runDir, results))}\n`);
         process.stdout.write(`results: ${resolve(runDir, "results.json")}\n`);
         exitCode = runExitCode(results);
+        if (opts.history !== false) {
+          // The results are on disk whatever happens here: a history that cannot be written is said, not fatal.
+          const file = historyFile(typeof opts.history === "string" ? opts.history : undefined);
+          await recordRun(runDir, file, log)
+            .then((line) => process.stderr.write(`${line}\n`))
+            .catch((error: Error) => process.stderr.write(`history: not recorded in ${file}: ${error.message}\n  (the results are in ${runDir}; \`latlab history add ${runDir}\` records them later)\n`));
+        }
       } finally {
         for (const s of STOP_SIGNALS) process.off(s, onSignal);
       }
@@ -299,6 +332,10 @@ export async function main(argv: string[]): Promise<number> {
       if (report.failed.length) exitCode = 1;
     });
 
+  registerHistoryCommands(program, (code) => {
+    exitCode = code;
+  });
+
   program
     .command("list")
     .description("list the experiments in ./experiments, then latlab's own")
@@ -324,7 +361,7 @@ export async function main(argv: string[]): Promise<number> {
 
   program
     .command("init")
-    .description("make a new experiments project: package.json, tsconfig.json, experiments/example.ts, .gitignore, README.md")
+    .description("make a new experiments project: package.json, tsconfig.json, experiments/example.ts, .gitignore, README.md, .github/workflows/scheduled.yml")
     .argument("[dir]", "where (made if missing)", ".")
     .option("--force", "overwrite files that exist")
     .action((dir: string, opts: { force?: boolean }) => {
@@ -338,7 +375,10 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`wrote in ${result.dir}:\n${result.written.map((f) => `  ${f}${overwritten.has(f) ? " (overwritten)" : ""}\n`).join("")}`);
       const cd = resolve(dir) === process.cwd() ? "" : `cd ${/^[\w./-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", "'\\''")}'`} && `;
       // Not on the npm registry yet: `npm install` alone would find no latlab (or somebody else's).
-      process.stdout.write(`next:\n  ${cd}npm install /path/to/latlab-<version>.tgz   # \`npm pack\` in a latlab clone makes it\n  npx latlab run example                       # as root: emulated hosts are network namespaces\n`);
+      process.stdout.write(
+        `next:\n  ${cd}npm install /path/to/latlab-<version>.tgz   # \`npm pack\` in a latlab clone makes it\n  npx latlab run example                       # as root: emulated hosts are network namespaces\n` +
+          "  .github/workflows/scheduled.yml runs the experiments weekly on Azure: see latlab's README, \"Scheduled runs in GitHub Actions\"\n",
+      );
     });
 
   program
@@ -381,6 +421,21 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   program
+    .command("ci-matrix")
+    .description("the scheduled GitHub workflow's matrix: one line of JSON, {\"include\":[{\"experiment\",\"timeoutMinutes\"}…]}")
+    .argument("[experiments...]", "experiment names (default: every one `latlab list` shows whose job fits in --max-minutes)")
+    .option("-d, --duration <seconds|Nx>", "measurement time per tool run, or a factor, as given to `latlab run`", parseDuration)
+    .option("-t, --target <name>", "where the runs go (azure only: the timeouts are Azure's worst cases)", "azure")
+    .option("--max-minutes <n>", "longest job allowed (default 360, a GitHub-hosted runner's limit): longer ones are left out of the default list, named ones warned about", parsePositive)
+    .action(async (names: string[], opts: { duration?: PlanOptions["duration"]; target: string; maxMinutes?: number }) => {
+      const { ciMatrix, loadCiExperiments } = await import("./ciMatrix.ts");
+      const { matrix, warnings } = ciMatrix(await loadCiExperiments(names), { target: opts.target, ...(opts.duration ? { duration: opts.duration } : {}), ...(opts.maxMinutes !== undefined ? { maxMinutes: opts.maxMinutes } : {}) });
+      // In a GitHub job, a warning is an annotation on the run's page, not a line lost in the log.
+      for (const w of warnings) process.stderr.write(`${process.env.GITHUB_ACTIONS === "true" ? "::warning::" : "warning: "}${w}\n`);
+      process.stdout.write(`${JSON.stringify(matrix)}\n`);
+    });
+
+  program
     .command("schema")
     .description("print the JSON Schema of results.json (--write updates schema/results.schema.json)")
     .option("--write", "write it into the repository")
@@ -394,13 +449,5 @@ export async function main(argv: string[]): Promise<number> {
       } else process.stdout.write(text);
     });
 
-  try {
-    await program.parseAsync(argv, { from: "user" });
-    return exitCode;
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode;
-    if (error instanceof ExperimentDefinitionError) process.stderr.write(`${error.message}\n`);
-    else process.stderr.write(`latlab: ${(error as Error).message}\n`);
-    return 1;
-  }
+  return { program, exitCode: () => exitCode };
 }

@@ -121,6 +121,16 @@ describe("the packed package in a user's project", () => {
     expect(plan.stdout).toMatch(/^ppg-vs-zone: /);
   });
 
+  it("the scheduled workflow works there: the package's `latlab init` writes it byte for byte, and `latlab ci-matrix` plans the project's experiments", () => {
+    const other = join(temp("latlab-user-"), "lab2");
+    ok(run(process.execPath, [join(installed, "bin", "latlab.js"), "init", other], project), "latlab init from the package");
+    expect(readFileSync(join(other, ".github/workflows/scheduled.yml"))).toEqual(readFileSync(join(ROOT, ".github/workflows/scheduled.yml")));
+    // What the workflow's plan job runs (`npx latlab ci-matrix …`): the project's experiments first, then latlab's own.
+    const matrix = JSON.parse(ok(run("npx", ["latlab", "ci-matrix", "--duration", "1x", "--target", "azure"], project), "latlab ci-matrix").stdout) as { include: { experiment: string }[] };
+    expect(matrix.include.map((e) => e.experiment).slice(0, 2)).toEqual(["example", "mine"]);
+    expect(matrix.include.map((e) => e.experiment)).toContain("ppg-vs-zone");
+  });
+
   it("`latlab run` measures the user's experiment for real with plain node, and tears down", () => {
     const out = join(project, "results", "mine-run");
     const r = run("npx", ["latlab", "run", "./experiments/mine.ts", "--duration", "1", "--no-install", "--quiet", "--out", out], project);

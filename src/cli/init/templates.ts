@@ -1,7 +1,15 @@
+import { readFileSync } from "node:fs";
+
 /**
  * The files `latlab init` writes into a new experiments project. Each is a function of the few
  * things that vary (the project's name, latlab's version), so that tests can check them as text.
  */
+
+/**
+ * latlab's scheduled GitHub workflow, as shipped in the package (package.json "files"): a new
+ * project gets the very file latlab's own repository runs, byte for byte.
+ */
+export const SCHEDULED_WORKFLOW = new URL("../../../.github/workflows/scheduled.yml", import.meta.url);
 
 export interface TemplateContext {
   /** npm package name of the new project. */
@@ -117,6 +125,11 @@ on the command line. An experiment here with the name of one of latlab's own is 
 it. \`npx latlab run example --target azure\` runs the same experiment on Azure (it costs
 money: \`npx latlab plan example --target azure\` shows the cost first). Results go to
 \`results/<runId>/\`. \`npm run typecheck\` checks the experiments.
+
+\`.github/workflows/scheduled.yml\` runs the experiments on Azure every week in GitHub Actions,
+compares each run with the previous one and keeps the history in the branch \`latlab-history\`:
+see "Scheduled runs in GitHub Actions" in latlab's README for what it needs (an Azure login
+through OpenID Connect, and latlab installable on the runner by \`npm ci\`).
 `;
 
 /** Every file `latlab init` writes, in the order it lists them. */
@@ -126,7 +139,5 @@ export const TEMPLATES: readonly TemplateFile[] = [
   { path: "experiments/example.ts", content: exampleExperiment },
   { path: ".gitignore", content: gitignore },
   { path: "README.md", content: readme },
-  // TODO(issue 10): `.github/workflows/scheduled.yml`, a GitHub workflow running the project's
-  // experiments on a schedule. latlab has none to ship yet: when it does, add it here as one more
-  // { path, content } entry (and a line in the README above); do not invent one before then.
+  { path: ".github/workflows/scheduled.yml", content: () => readFileSync(SCHEDULED_WORKFLOW, "utf8") },
 ];

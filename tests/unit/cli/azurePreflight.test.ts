@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
-import { confirmOnTerminal, LISTING_MAX_BUFFER, listingArgs, listingFailure } from "../../../src/targets/azure/lifecycle/preflight.ts";
+import { confirmOnTerminal, LISTING_MAX_BUFFER, listingArgs, listingFailure, rehearsalSshFrom } from "../../../src/targets/azure/lifecycle/preflight.ts";
 
 // (Here rather than in tests/unit/targets: what the CLI's run hands the Azure preflight.)
 describe("the offline listing subprocess", () => {
@@ -22,6 +22,16 @@ describe("the offline listing subprocess", () => {
     const tooBig = { ...base, status: null, error: Object.assign(new Error("spawnSync node ENOBUFS"), { code: "ENOBUFS" }) };
     expect(listingFailure(tooBig)).toMatch(/printed more than \d+ MiB/);
     expect(listingFailure({ ...base, status: 1, stderr: "refused: x" })).toBe("the offline Azure listing failed:\nrefused: x");
+  });
+});
+
+describe("--ssh-from in a rehearsal", () => {
+  it("auto is the emulator's runner address (accepted, dropped, nothing asked); an address is refused; none is fine", () => {
+    const auto: { sshFrom?: string } = { sshFrom: "auto" };
+    expect(rehearsalSshFrom(auto)).toMatch(/^--ssh-from auto: a rehearsal's VMs accept SSH from the emulator's own runner address/);
+    expect(auto).toEqual({});
+    expect(() => rehearsalSshFrom({ sshFrom: "198.51.100.7/32" })).toThrow("--ssh-from does not apply to --rehearse");
+    expect(rehearsalSshFrom({})).toBeUndefined();
   });
 });
 

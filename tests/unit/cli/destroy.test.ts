@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../../src/cli/main.ts";
@@ -41,5 +42,17 @@ describe("latlab destroy", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^teardown: ok\nleft: unknown \(not asked: run 20260101-120000-cafe's state says destroyed at 2026-01-01T13:00:00.000Z\)\n$/);
     expect(r.stderr).toContain("already destroyed; nothing to do");
+  });
+
+  it("a results folder with no Azure state (the run deployed nothing) exits 0: nothing left to tear down", async () => {
+    const root = tempDir("latlab-cli-destroy-");
+    vi.stubEnv("LATLAB_STATE_DIR", join(root, "state"));
+    const runDir = join(root, "ppg-vs-zone-123");
+    mkdirSync(runDir);
+    writeFileSync(join(runDir, "plan.json"), "{}\n");
+    const r = await cli(["destroy", runDir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`teardown: ok\nleft: unknown (not asked: nothing left to tear down: ${runDir} records no Azure state, so the run deployed nothing)\n`);
+    expect(r.stderr).toContain("nothing left to tear down");
   });
 });

@@ -9,7 +9,7 @@ import { runMain } from "./runMain.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const LATLAB = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
-const FILES = ["package.json", "tsconfig.json", "experiments/example.ts", ".gitignore", "README.md"];
+const FILES = ["package.json", "tsconfig.json", "experiments/example.ts", ".gitignore", "README.md", ".github/workflows/scheduled.yml"];
 const temp = tempDirs();
 
 const cli = runMain;
@@ -22,7 +22,10 @@ describe("latlab init", () => {
     const dir = join(temp("latlab-init-"), "my-lab");
     const r = await cli(["init", dir]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`wrote in ${dir}:\n${FILES.map((f) => `  ${f}\n`).join("")}next:\n  cd ${dir} && npm install /path/to/latlab-<version>.tgz   # \`npm pack\` in a latlab clone makes it\n  npx latlab run example                       # as root: emulated hosts are network namespaces\n`);
+    expect(r.stdout).toBe(
+      `wrote in ${dir}:\n${FILES.map((f) => `  ${f}\n`).join("")}next:\n  cd ${dir} && npm install /path/to/latlab-<version>.tgz   # \`npm pack\` in a latlab clone makes it\n  npx latlab run example                       # as root: emulated hosts are network namespaces\n` +
+        `  .github/workflows/scheduled.yml runs the experiments weekly on Azure: see latlab's README, "Scheduled runs in GitHub Actions"\n`,
+    );
     for (const f of FILES) expect(existsSync(join(dir, f))).toBe(true);
 
     const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
@@ -46,6 +49,9 @@ describe("latlab init", () => {
     expect(example).toMatch(/^import \{ defineExperiment \} from "latlab";$/m);
     expect(example).toMatch(/^export default defineExperiment\(\{$/m);
     expect(readFileSync(join(dir, "README.md"), "utf8")).toMatch(/^# my-lab\n/);
+    expect(readFileSync(join(dir, "README.md"), "utf8")).toContain('"Scheduled runs in GitHub Actions"');
+    // latlab's own scheduled workflow, byte for byte (it works in both places: see its header).
+    expect(readFileSync(join(dir, ".github/workflows/scheduled.yml"))).toEqual(readFileSync(join(ROOT, ".github/workflows/scheduled.yml")));
   });
 
   it("refuses to overwrite: lists the files that exist and changes nothing", async () => {
@@ -72,7 +78,7 @@ describe("latlab init", () => {
     expect(readFileSync(join(dir, "README.md"), "utf8")).not.toBe("mine\n");
   });
 
-  it("scaffold() names the package after the folder and writes exactly the templates (no workflow yet)", () => {
+  it("scaffold() names the package after the folder and writes exactly the templates", () => {
     expect(TEMPLATES.map((t) => t.path)).toEqual(FILES);
     expect(packageName("/x/My Latency Lab")).toBe("my-latency-lab");
     expect(packageName("/x/..")).not.toBe("");
@@ -81,7 +87,12 @@ describe("latlab init", () => {
     const result = scaffold(dir);
     expect(result).toEqual({ dir, written: FILES, existing: [] });
     expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).name).toBe("lab-2");
-    expect(existsSync(join(dir, ".github"))).toBe(false);
+    expect(readFileSync(join(dir, ".github/workflows/scheduled.yml"), "utf8")).toBe(readFileSync(join(ROOT, ".github/workflows/scheduled.yml"), "utf8"));
+  });
+
+  it("the package ships the workflow init copies (package.json \"files\")", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { files: string[] };
+    expect(pkg.files).toContain(".github/workflows/scheduled.yml");
   });
 
   it("refuses a path that is a file", () => {

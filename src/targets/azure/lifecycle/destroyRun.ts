@@ -10,7 +10,7 @@ import type { Rehearsal } from "./azureTarget.ts";
 import { PROJECT_NAME, type StackFactory } from "./stack.ts";
 import { namePrefix } from "../program/types.ts";
 import { azureRunGroups, type RunGroups } from "./runGroups.ts";
-import { locateRun, runStateDir, stateRoot } from "./runState.ts";
+import { POINTER_FILE, legacyStateDir, locateRun, runStateDir, stateRoot } from "./runState.ts";
 import { PULUMI_CLI_VERSION } from "./pulumiVersion.ts";
 import { leftRecord, tearDownStack, type TeardownOutcome } from "./teardown.ts";
 
@@ -153,6 +153,13 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
   const now = options.now ?? (() => new Date());
   const log = options.log;
   const located = locateRun(runIdOrDir, resultsRoot, env);
+  const neverDeployed = located ? undefined : resultsWithoutAzureState(runIdOrDir, resultsRoot);
+  if (neverDeployed) {
+    // latlab writes a run's state and the folder's pointer before it asks Azure for anything: a
+    // results folder with neither never deployed (a run refused by its preflight, a local run).
+    log(`azure: ${neverDeployed} records no Azure state (no ${POINTER_FILE}): nothing of this run was deployed; nothing left to tear down`);
+    return { status: "ok", errors: [], removed: [], left: null, leftUnknown: `not asked: nothing left to tear down: ${neverDeployed} records no Azure state, so the run deployed nothing` };
+  }
   if (!located) {
     let byId = join(stateRoot(env), runIdOrDir);
     try {
@@ -244,6 +251,28 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
   });
   if (runDir) await markResults(runDir, report, now(), log);
   return report;
+}
+
+/**
+ * The results folder `ref` names (under resultsRoot, or as a path) when it is one — it has a
+ * plan.json or results.json — and records no Azure state at all: no pointer, no
+ * `environment.facts.stateDir`, no old-style `.azure/`. Undefined otherwise; a folder whose
+ * pointer names a state folder that is missing (copied from another machine) is not this case:
+ * its run may have deployed, and destroy must say it cannot find the state.
+ */
+function resultsWithoutAzureState(ref: string, resultsRoot: string): string | undefined {
+  for (const dir of [resolve(resultsRoot, ref), resolve(ref)]) {
+    if (!existsSync(join(dir, "plan.json")) && !existsSync(join(dir, "results.json"))) continue;
+    if (existsSync(join(dir, POINTER_FILE)) || existsSync(legacyStateDir(dir))) return undefined;
+    try {
+      const facts = (JSON.parse(readFileSync(join(dir, "results.json"), "utf8")) as { environment?: { facts?: Record<string, unknown> } }).environment?.facts;
+      if (facts?.stateDir !== undefined) return undefined;
+    } catch {
+      /* no results.json (a run stopped before writing it) or not JSON: the pointer is what counts */
+    }
+    return dir;
+  }
+  return undefined;
 }
 
 /** Records a later teardown in results.json, when the run wrote one; keeps the first attempt's errors. */

@@ -115,8 +115,22 @@ export async function azurePreflight(plan: Plan, options: AzurePreflightOptions,
  * no --ssh-from (the emulator's own address), no cost check. The plan is still checked
  * against Azure's rules and listed offline first, exactly as for a real run.
  */
+/**
+ * `--ssh-from` in a rehearsal: an address is refused (the emulated VMs accept SSH from the
+ * emulator's own runner address, not from it); `auto` — "wherever this machine's SSH comes from" —
+ * is that address, so it is accepted and dropped, and a CI job (.github/workflows/scheduled.yml)
+ * rehearses with the very command it runs on Azure. Returns the line to log, if any.
+ */
+export function rehearsalSshFrom(options: Pick<AzurePreflightOptions, "sshFrom">): string | undefined {
+  if (options.sshFrom === undefined) return undefined;
+  if (options.sshFrom !== "auto") throw new Error("--ssh-from does not apply to --rehearse: the emulated VMs accept SSH from the emulator's own runner address");
+  delete options.sshFrom;
+  return "--ssh-from auto: a rehearsal's VMs accept SSH from the emulator's own runner address (no what-is-my-IP service asked)";
+}
+
 async function rehearsalPreflight(plan: Plan, options: AzurePreflightOptions): Promise<void> {
-  if (options.sshFrom) throw new Error("--ssh-from does not apply to --rehearse: the emulated VMs accept SSH from the emulator's own runner address");
+  const sshNote = rehearsalSshFrom(options);
+  if (sshNote) options.log(sshNote);
   const issues = validateForAzure(plan);
   // The emulator hosts VNets in a /16 (Azure runs get a /8): a plan too large for it is refused now, not after it started.
   const { ALLOWED_VNET_SPACE } = await import("../emulator/fabric/vnetRuleset.ts");

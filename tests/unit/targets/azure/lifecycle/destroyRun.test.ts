@@ -339,6 +339,31 @@ describe("destroyRun (latlab destroy <runId>)", () => {
     expect(f.opened[0]!.passphrase).toBe("pp");
   });
 
+  it("a results folder that records no Azure state (a run refused before it deployed, a local run): nothing left to tear down, ok, nothing opened", async () => {
+    const root = tempRoot();
+    const runDir = join(root, RUN_ID);
+    mkdirSync(runDir);
+    writeFileSync(join(runDir, "plan.json"), "{}\n");
+    writeFileSync(join(runDir, "results.json"), `${JSON.stringify({ status: "failed", environment: { facts: {} } })}\n`);
+    const f = fakeFactory();
+    const logged: string[] = [];
+    for (const ref of [RUN_ID, runDir]) {
+      const report = await destroyRun(ref, { resultsRoot: root, stackFactory: f.factory, log: (m) => logged.push(m), env: { LATLAB_STATE_DIR: join(root, "state") } });
+      expect(report).toMatchObject({ status: "ok", errors: [], removed: [], left: null });
+      expect(report.leftUnknown).toMatch(/nothing left to tear down/);
+    }
+    expect(f.calls).toEqual([]);
+    expect(logged.join("\n")).toContain(`${runDir} records no Azure state (no ${POINTER_FILE})`);
+
+    // A pointer whose state folder is missing (results copied from another machine) may hide a
+    // deployed run: that is still an error, not "nothing to do".
+    writeFileSync(join(runDir, POINTER_FILE), JSON.stringify({ runId: RUN_ID, stateDir: join(root, "elsewhere") }));
+    await expect(destroyRun(runDir, { resultsRoot: root, stackFactory: f.factory, log: () => undefined, env: { LATLAB_STATE_DIR: join(root, "state") } })).rejects.toThrow(/no Azure run state/);
+    rmSync(join(runDir, POINTER_FILE));
+    writeFileSync(join(runDir, "results.json"), `${JSON.stringify({ status: "failed", environment: { facts: { stateDir: join(root, "elsewhere") } } })}\n`);
+    await expect(destroyRun(runDir, { resultsRoot: root, stackFactory: f.factory, log: () => undefined, env: { LATLAB_STATE_DIR: join(root, "state") } })).rejects.toThrow(/no Azure run state/);
+  });
+
   it("an unknown run says so and points at the sweeper", async () => {
     const root = tempRoot();
     await expect(destroyRun("nope", { resultsRoot: root, stackFactory: fakeFactory().factory, log: () => undefined, env: { LATLAB_STATE_DIR: join(root, "state") } })).rejects.toThrow(
