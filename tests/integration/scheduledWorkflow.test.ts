@@ -168,6 +168,19 @@ describe("scheduled.yml, rehearsed as ci.yml calls it: the weekly job's exact co
       expect(spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.startsWith(prefix))).toEqual([]);
     }
 
+    // The regression check as a later weekly job runs it, with this run as the previous one (a
+    // rehearsal reads no history, so the step is run alone, with what its earlier steps give).
+    const previous = join(workspace, "previous", `ppg-vs-zone-${Number(runId) - 1}`);
+    cpSync(join(uploaded, `ppg-vs-zone-${runId}`), previous, { recursive: true });
+    const compare = runJob(scheduled, "measure", {
+      ...options({ matrix: entry, needs: needsPlan }),
+      only: { names: ["Compare with the previous run", "Verdict"], steps: { download: { outcome: "success", conclusion: "success", outputs: {} }, previous: { outcome: "success", conclusion: "success", outputs: { "run-id": String(Number(runId) - 1) } }, run: { outcome: "success", conclusion: "success", outputs: { "exit-code": "0" } } } },
+    });
+    expect(failedSteps(compare)).toEqual([]);
+    expect(compare.outputs["compare"]).toEqual({ "exit-code": "0" });
+    expect(compare.summary).toMatch(/run \S+ against run \S+ — regression: worse by more than 20% with a 95% CI excluding 0/);
+    expect(compare.summary).toContain("no regression beyond 20%");
+
     // history: this run's artifacts into the branch latlab-history (committed, not pushed in a rehearsal).
     const history = runJob(scheduled, "history", options({ needs: { ...needsPlan, measure: { result: "success" } } }));
     expect(failedSteps(history)).toEqual([]);

@@ -53,6 +53,8 @@ export interface JobOptions {
   skipScript?: (script: string) => boolean;
   /** Files for GITHUB_OUTPUT & co. */
   tempDir: string;
+  /** Run only the steps with these names (the others count as skipped), with `steps` as given. */
+  only?: { names: string[]; steps: Record<string, Value> };
 }
 
 // ---------------------------------------------------------------- expressions
@@ -201,7 +203,7 @@ export function runJob(workflow: Workflow, jobId: string, o: JobOptions): JobRes
   const files = { output: join(o.tempDir, `${jobId}.output`), env: join(o.tempDir, `${jobId}.env`), summary: join(o.tempDir, `${jobId}.summary.md`) };
   writeFileSync(files.summary, "");
   const status = { failed: false };
-  const steps: Record<string, Value> = {};
+  const steps: Record<string, Value> = { ...o.only?.steps };
   const outputs: Record<string, Record<string, string>> = {};
   const results: StepResult[] = [];
   const skippedScripts: string[] = [];
@@ -223,6 +225,10 @@ export function runJob(workflow: Workflow, jobId: string, o: JobOptions): JobRes
     // A condition without a status function is ANDed with success(), as GitHub does.
     const gated = /\b(always|success|failure|cancelled)\(\)/.test(condition) ? condition : `success() && (${condition})`;
     const result: StepResult = { label, outcome: "skipped", conclusion: "skipped", stdout: "", stderr: "", code: null };
+    if (o.only && !o.only.names.includes(label)) {
+      results.push(result);
+      return;
+    }
     if (!truthy(evaluate(gated, ctx, status))) {
       results.push(result);
       if (step.id) steps[step.id] = { outcome: "skipped", conclusion: "skipped", outputs: {} };
