@@ -47,6 +47,12 @@ export interface TargetFactory {
    * variant and host) and notes a reader of the plan must see (e.g. sizes it cannot cap).
    */
   planNotes?(plan: Plan): Promise<string[]>;
+  /**
+   * `latlab cleanup`: removes what runs of this target whose runner died left on this machine
+   * (listing each item; only listing with dryRun), never touching a live run. `failed`: something
+   * could not be removed.
+   */
+  cleanup?(options: { dryRun: boolean; unrecorded: boolean; log: (message: string) => void }): Promise<{ text: string; failed: boolean }>;
 }
 
 /**
@@ -69,6 +75,11 @@ export const targets: Record<string, TargetFactory> = {
       assertLocalPlan(plan);
       const uncapped = uncappedLine(plan);
       return uncapped ? [uncapped] : [];
+    },
+    async cleanup(options) {
+      const { cleanupLocal, formatCleanup } = await import("./local/recovery/cleanup.ts");
+      const report = await cleanupLocal(options);
+      return { text: formatCleanup(report, options), failed: report.errors.length > 0 };
     },
   },
   azure: {

@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { localRunsDir, newRunRecord, removeRunRecord, writeRunRecord, type RunRecord } from "./recovery/runRecord.ts";
 import { release, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Plan } from "../../plan/types.ts";
@@ -67,6 +68,8 @@ export interface LocalTargetOptions {
    * /proc/self/status). For tests: pretend the machine has fewer or more.
    */
   cpus?: readonly number[];
+  /** Where the run's crash-safe record goes (default $LATLAB_LOCAL_RUNS or /run/latlab/local-runs: see recovery/runRecord.ts). */
+  recordsDir?: string;
 }
 
 interface Created {
@@ -79,6 +82,8 @@ interface Created {
   processes: { process: DetachedProcess; namespace: string }[];
   /** Set by down(): an up() still running stops at its next step. */
   aborted: boolean;
+  /** The run's crash-safe record (written before anything is created), for `latlab cleanup`. */
+  record: RunRecord | null;
 }
 
 interface HostRuntime {
@@ -202,7 +207,7 @@ export class LocalTarget implements Target {
       throw new LocalTargetError("local target: network namespaces need root; run latlab as root (e.g. with sudo)");
     }
     const names = runNames(ctx.runId);
-    const c: Created = { names, ownsPrefix: false, namespaces: [], rootLinks: [], tempDir: null, processes: [], aborted: false };
+    const c: Created = { names, ownsPrefix: false, namespaces: [], rootLinks: [], tempDir: null, processes: [], aborted: false, record: null };
     this.created = c;
     this.labels = new Map();
     const log = (m: string) => ctx.log(`local: ${m}`);
@@ -223,8 +228,13 @@ export class LocalTarget implements Target {
     }
     c.ownsPrefix = true;
 
+    // Before the first thing is made: if this process dies from here on, `latlab cleanup` knows what to look for.
+    c.record = newRunRecord(ctx.runId, names, ctx.runDir);
+    writeRunRecord(c.record, this.options.recordsDir);
     c.tempDir = await mkdtemp(join(this.options.tempRoot ?? tmpdir(), `latlab-${names.short}-`));
     const tempDir = c.tempDir;
+    c.record = { ...c.record, tempDir };
+    writeRunRecord(c.record, this.options.recordsDir);
 
     // What can the kernel shape?
     const probeNs = `${names.namespacePrefix}probe`;
@@ -546,6 +556,17 @@ export class LocalTarget implements Target {
       if (left.length > 0) errors.push(`namespaces still present after teardown: ${left.join(", ")}`);
       const leftLinks = (await this.listRootLinks().catch(() => [] as string[])).filter((n) => n.startsWith(linkPrefix));
       if (leftLinks.length > 0) errors.push(`links still present after teardown: ${leftLinks.join(", ")}`);
+    }
+
+    // 6. The record: gone when everything is; kept, marked ended, for `latlab cleanup` to finish otherwise.
+    if (c.record) {
+      try {
+        if (errors.length === 0) removeRunRecord(c.record.short, this.options.recordsDir);
+        else writeRunRecord({ ...c.record, ended: "failed" }, this.options.recordsDir);
+      } catch (e) {
+        errors.push(`updating the run record in ${this.options.recordsDir ?? localRunsDir()}: ${(e as Error).message}`);
+      }
+      c.record = null;
     }
 
     c.namespaces = [];
