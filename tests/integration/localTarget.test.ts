@@ -489,6 +489,27 @@ describe("LocalTarget: failures midway through up()", () => {
     expectNothingLeft(c.runId, tempDir, []);
   });
 
+  it("stops bringing hosts up at Ctrl-C (the run's abort signal), at its next command, without waiting for the whole fabric", async () => {
+    const target = new LocalTarget();
+    const controller = new AbortController();
+    const c = { ...ctx("it-signal"), signal: controller.signal };
+    const names = runNames(c.runId);
+    const up = target.up(FIVE, c).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    for (let i = 0; i < 500 && namespacesWith(names.namespacePrefix).length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
+    const err = await up;
+    expect(err?.message).toMatch(/local target: interrupted while bringing hosts up \(before `ip /);
+    // It stopped early: no sshd (the last step of bring-up) was started.
+    expect(target.resources.pids).toEqual([]);
+    const { tempDir } = target.resources;
+    const report = await target.down();
+    expect(report.status).toBe("ok");
+    expectNothingLeft(c.runId, tempDir, []);
+  });
+
   it("reports not-started when down() comes before any up()", async () => {
     expect(await new LocalTarget().down()).toEqual({ status: "not-started", errors: [], removed: [] });
   });

@@ -170,6 +170,8 @@ export class LocalTarget implements Target {
   private upRunning = false;
   private labels = new Map<string, string>();
   private readonly options: LocalTargetOptions;
+  /** The run's abort signal (Ctrl-C): bring-up stops at its next command. */
+  private signal: AbortSignal | undefined;
 
   constructor(options: LocalTargetOptions = {}) {
     this.options = options;
@@ -207,6 +209,7 @@ export class LocalTarget implements Target {
       throw new LocalTargetError("local target: network namespaces need root; run latlab as root (e.g. with sudo)");
     }
     const names = runNames(ctx.runId);
+    this.signal = ctx.signal;
     const c: Created = { names, ownsPrefix: false, namespaces: [], rootLinks: [], tempDir: null, processes: [], aborted: false, record: null };
     this.created = c;
     this.labels = new Map();
@@ -367,6 +370,7 @@ export class LocalTarget implements Target {
         const deadline = Date.now() + timeout;
         for (;;) {
           if (c.aborted) throw new LocalTargetError(`local target: ${this.label(h.namespace)}: up() interrupted by down()`);
+          if (this.signal?.aborted) throw new LocalTargetError(`local target: interrupted while waiting for ${this.label(h.namespace)}'s sshd`);
           if (proc.exit) {
             const out = await readFile(logPath, "utf8").catch(() => "");
             throw new LocalTargetError(
@@ -598,6 +602,7 @@ export class LocalTarget implements Target {
   /** Runs a setup command; on failure throws naming the host/namespace, the command and its stderr. */
   private async run(namespace: string, argv: readonly string[]): Promise<void> {
     if (this.created?.aborted) throw new LocalTargetError(`local target: ${this.label(namespace)}: up() interrupted by down()`);
+    if (this.signal?.aborted) throw new LocalTargetError(`local target: interrupted while bringing hosts up (before \`${formatArgv(argv)}\`)`);
     try {
       await mustExec(this.exec, argv, `local target: ${this.label(namespace)}`);
     } catch (e) {
