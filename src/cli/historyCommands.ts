@@ -16,8 +16,10 @@ import { markdownSummary } from "../report/markdownSummary.ts";
 import { comparisonTable } from "../report/table.ts";
 import { readRunFolder, type RunFolder } from "../results/readRunFolder.ts";
 
-/** `latlab compare --fail-on-regression`'s exit code when a regression was found (1 stays "error"). */
+/** `latlab compare --fail-on-regression`'s exit code when a regression over replicas was found (1 stays "error"). */
 export const REGRESSION_EXIT_CODE = 3;
+/** …when the only regressions found are over one deployment a run: possibly the hosts drawn (see regression.ts). */
+export const CONFOUNDED_REGRESSION_EXIT_CODE = 4;
 
 const HISTORY_HELP = `the history file (default $${HISTORY_ENV}, else results/history.duckdb)`;
 
@@ -81,7 +83,16 @@ export function registerHistoryCommands(program: Command, setExitCode: (code: nu
     .action(async (experiment: string | undefined, opts: { history?: string; json?: boolean; markdown?: boolean }) => {
       const file = historyFile(opts.history);
       const data = await loadHistory(file, experiment);
-      if (opts.json) process.stdout.write(`${JSON.stringify(data.runs, null, 2)}\n`);
+      if (opts.json) {
+        // Each run with its headline: every variant × measure × pair merged over replicas and repetitions.
+        const runs = data.runs.map((run) => ({
+          ...run,
+          headline: data.summaries
+            .filter((x) => x.runId === run.runId && x.level === "all")
+            .map(({ variant, measure, tool, pair, metric, unit, n, mean, p50, p99 }) => ({ variant, measure, tool, pair, metric, unit, n, mean, p50, p99 })),
+        }));
+        process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+      }
       else process.stdout.write(`${formatHistory(data, file, Boolean(opts.markdown))}\n`);
     });
 
@@ -131,7 +142,11 @@ export function registerHistoryCommands(program: Command, setExitCode: (code: nu
     .description("compare two runs of one experiment, variant by variant, with the statistics variants are compared with")
     .argument("<runA>", "the earlier run (baseline): a results folder, or a run id (under ./results, else in the history)")
     .argument("<runB>", "the later run")
-    .option("--fail-on-regression <percent>", `exit ${REGRESSION_EXIT_CODE} when a figure got worse by more than this with a 95% CI that excludes 0`, parsePercent)
+    .option(
+      "--fail-on-regression <percent>",
+      `exit ${REGRESSION_EXIT_CODE} when a figure got worse by more than this with a 95% CI over replicas that excludes 0; ${CONFOUNDED_REGRESSION_EXIT_CODE} when such a CI is only over one deployment a run (the change may be the hosts drawn); 1 when something measured in both runs could not be compared`,
+      parsePercent,
+    )
     .option("--history <file>", HISTORY_HELP)
     .option("--json", "print the comparisons and verdicts as JSON")
     .option("--markdown", "print GitHub Markdown")
@@ -146,7 +161,17 @@ export function registerHistoryCommands(program: Command, setExitCode: (code: nu
         const verdicts = findings.map(({ comparison, ...f }) => ({ variant: comparison.variant, measure: comparison.measure, pair: comparison.pair, ...f }));
         process.stdout.write(`${JSON.stringify({ ...compared, verdicts, threshold: opts.failOnRegression ?? null }, null, 2)}\n`);
       } else process.stdout.write(`${formatRunComparison(compared, findings, opts.failOnRegression, Boolean(opts.markdown))}\n`);
-      if (opts.failOnRegression !== undefined && findings.some((f) => f.verdict === "regression")) setExitCode(REGRESSION_EXIT_CODE);
+      if (opts.failOnRegression === undefined) return;
+      // A gate that compared nothing, or skipped something both runs measured, must not pass.
+      if (!compared.comparisons.length || compared.notComparable.length) {
+        const why = compared.notComparable.length ? `${compared.notComparable.length} variant × measure × pair measured in both runs could not be compared` : "nothing was compared (no variant × measure × pair was measured in both runs)";
+        process.stderr.write(`latlab compare: ${why}: the regression check cannot pass\n`);
+        setExitCode(1);
+        return;
+      }
+      const regressions = findings.filter((f) => f.verdict === "regression");
+      if (regressions.some((f) => !f.confounded)) setExitCode(REGRESSION_EXIT_CODE);
+      else if (regressions.length) setExitCode(CONFOUNDED_REGRESSION_EXIT_CODE);
     });
 
   program

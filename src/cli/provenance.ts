@@ -27,8 +27,9 @@ export function provenanceFacts(cwd: string, env: NodeJS.ProcessEnv = process.en
   const facts: Record<string, string> = {};
   const commit = git(cwd, ["rev-parse", "HEAD"]);
   if (commit) {
-    const dirty = git(cwd, ["status", "--porcelain", "--untracked-files=no"]);
-    facts[GIT_COMMIT_FACT] = dirty ? `${commit}-dirty` : commit;
+    const status = git(cwd, ["status", "--porcelain", "--untracked-files=no"]);
+    // A status git could not give is not "clean".
+    facts[GIT_COMMIT_FACT] = status === undefined ? `${commit}-status-unknown` : status ? `${commit}-dirty` : commit;
   }
   if (env.GITHUB_ACTIONS === "true") {
     for (const [name, variable] of Object.entries(GITHUB_VARIABLES)) {

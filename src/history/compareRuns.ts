@@ -41,6 +41,8 @@ export interface RunsCompared {
   /** variant × measure × pair keys measured in one run only. */
   onlyInBaseline: string[];
   onlyInCandidate: string[];
+  /** Measured in both runs but not comparable, with why. */
+  notComparable: string[];
 }
 
 const keyOf = (r: { variant: string; measure: number; pair: string }) => `${r.variant}\u0000${r.measure}\u0000${r.pair}`;
@@ -69,7 +71,8 @@ function summaryOf(row: SummaryRow): Summary {
   };
 }
 
-const HISTORY_NOTE = "the history keeps each unit's mean and median, not the samples: with one unit a side there is no CI — compare the two runs' results folders for the block-bootstrap CI";
+const HISTORY_NOTE =
+  "from the history: fewer than two independent units (replicas, or repetitions of one deployment) on a side, and the history keeps each unit's mean and median, not the samples: no CI — compare the two runs' results folders for a block-bootstrap CI (which, over one deployment a run, cannot separate a change from the hosts drawn)";
 
 /** The comparison of one key from the summaries alone; undefined when a side has no merged summary. */
 function fromSummaries(measure: number, base: readonly SummaryRow[], cand: readonly SummaryRow[]): ComparisonStats | undefined {
@@ -102,7 +105,7 @@ function fromSummaries(measure: number, base: readonly SummaryRow[], cand: reado
       inference: {
         unit: "sample-blocks",
         units: { baseline: blocksOf(allB.n), candidate: blocksOf(allC.n) },
-        note: `${NOTES.runs["sample-blocks"]}; ${exact ? HISTORY_NOTE : "some runs kept no samples, so their units' exact statistics are unknown: no CI"}`,
+        note: exact ? HISTORY_NOTE : "some runs kept no samples, so their units' exact statistics are unknown: no CI",
       },
     };
   }
@@ -133,6 +136,7 @@ export function compareRuns(a: RunSource, b: RunSource): RunsCompared {
   const groupsA = bySamples ? groupBy(a.sampled!, (m) => keyOf({ variant: m.variant, measure: m.measure, pair: pairOf(m) })) : undefined;
   const groupsB = bySamples ? groupBy(b.sampled!, (m) => keyOf({ variant: m.variant, measure: m.measure, pair: pairOf(m) })) : undefined;
   const comparisons: RunComparison[] = [];
+  const notComparable: string[] = [];
   for (const key of both) {
     const [variant, measureText, pair] = key.split("\u0000") as [string, string, string];
     const measure = Number(measureText);
@@ -149,10 +153,12 @@ export function compareRuns(a: RunSource, b: RunSource): RunsCompared {
       b.summaries.filter((r) => keyOf(r) === key),
     );
     if (stats) comparisons.push({ ...ids, source: "summaries", ...stats });
+    else notComparable.push(`${label(key)}: a run of it has several tool runs and none kept its samples, so there is no merged summary to compare (compare the results folders)`);
   }
   return {
     comparisons,
     onlyInBaseline: [...ka].filter((k) => !kb.has(k)).map(label),
     onlyInCandidate: [...kb].filter((k) => !ka.has(k)).map(label),
+    notComparable,
   };
 }

@@ -2,8 +2,8 @@
  * What one run adds to the history, from its results.json and samples. Pure: the caller reads
  * the files. Summaries are made from the samples the way the run made its own (histograms merged,
  * never averaged) at three levels (see SummaryRowSchema); without samples (a results folder
- * copied without samples/) a tool run's own summary is kept and the levels above it are left out
- * for that group rather than guessed.
+ * copied without samples/) a tool run's own summary is kept; the levels above it merge the runs
+ * that kept samples, and are left out when none did, rather than guessed.
  */
 import type { Results } from "../results/schema.ts";
 import { summarizeMany } from "../results/summarize.ts";
@@ -72,22 +72,28 @@ function summaries(results: Results, samplesOf: (cell: string) => number[]): Sum
   const rows: SummaryRow[] = [];
   for (const { base, runs } of groups.values()) {
     runs.sort((a, b) => a.replica - b.replica || a.repetition - b.repetition);
-    const complete = runs.every((r) => r.samples.length > 0);
     const { metric, unit } = runs[0]!.summary;
+    // Merged levels come from the runs that kept samples (as comparisons.ts' groupBy does), so a
+    // comparison from the history and one from the folders stand on the same runs.
+    const merged = (of: readonly RunSamples[]) => {
+      const sampled = of.filter((r) => r.samples.length);
+      return sampled.length ? { summary: summarizeMany(metric, unit, sampled.map((r) => r.samples))!, unit: exactUnit(sampled.flatMap((r) => r.samples)) } : undefined;
+    };
     for (const r of runs) rows.push(summaryRow(base, "run", r.replica, r.repetition, r.summary, exactUnit(r.samples)));
-    const replicas = [...new Set(runs.map((r) => r.replica))];
-    for (const replica of replicas) {
+    for (const replica of [...new Set(runs.map((r) => r.replica))]) {
       const own = runs.filter((r) => r.replica === replica);
       if (own.length === 1) {
         rows.push(summaryRow(base, "replica", replica, null, own[0]!.summary, exactUnit(own[0]!.samples)));
         continue;
       }
-      if (!complete) continue;
-      const merged = own.flatMap((r) => r.samples);
-      rows.push(summaryRow(base, "replica", replica, null, summarizeMany(metric, unit, own.map((r) => r.samples))!, exactUnit(merged)));
+      const m = merged(own);
+      if (m) rows.push(summaryRow(base, "replica", replica, null, m.summary, m.unit));
     }
     if (runs.length === 1) rows.push(summaryRow(base, "all", null, null, runs[0]!.summary, null));
-    else if (complete) rows.push(summaryRow(base, "all", null, null, summarizeMany(metric, unit, runs.map((r) => r.samples))!, null));
+    else {
+      const m = merged(runs);
+      if (m) rows.push(summaryRow(base, "all", null, null, m.summary, null));
+    }
   }
   return rows;
 }
@@ -147,7 +153,7 @@ function hosts(results: Results): HostRow[] {
 /** The rows one run adds to the history; `samplesOf(cell)` gives a cell's samples ([] when none were kept). */
 export function historyRecords(results: Results, samplesOf: (cell: string) => number[]): HistoryRecords {
   const facts = results.environment.facts;
-  const run = RunRowSchema.parse({
+  const checked = RunRowSchema.safeParse({
     runId: results.runId,
     experiment: results.experiment.name,
     target: results.target,
@@ -162,6 +168,8 @@ export function historyRecords(results: Results, samplesOf: (cell: string) => nu
     shaping: results.environment.shaping.note,
     facts,
   });
+  if (!checked.success) throw new Error(`run ${results.runId}: cannot be recorded in the history: ${checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  const run = checked.data;
   return {
     run,
     variants: results.variants.map((v) => ({ runId: results.runId, variant: v.id, baseline: v.baseline, axes: v.axes })),

@@ -11,7 +11,8 @@
  * process that is gone is taken over. Reads work on a private copy too, so a reader never sees a
  * half-written file and never needs write access to the history.
  */
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, linkSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { hostname, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import type { DuckDBConnection } from "@duckdb/node-api";
@@ -143,29 +144,90 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/** Takes `<file>.lock` (O_EXCL); a lock of a process of this host that is gone is removed. */
+/** A lock file whose content cannot be read this long after it was made was cut off by a crash. */
+const UNREADABLE_LOCK_STALE_MS = 10_000;
+
+interface LockOwner {
+  pid?: number;
+  host?: string;
+  token?: string;
+}
+
+const readLock = (path: string): { owner: LockOwner; text: string } | undefined => {
+  try {
+    const text = readFileSync(path, "utf8");
+    try {
+      return { owner: JSON.parse(text) as LockOwner, text };
+    } catch {
+      return { owner: {}, text };
+    }
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * Takes `<file>.lock` (O_EXCL, holding pid, host and a token of its own). A lock whose process on
+ * this host is gone, or whose content stayed unreadable for 10 s, is stale: it is taken over
+ * atomically — renamed aside, then deleted only if it is still the lock that was judged stale
+ * (another waiter may have taken it over and made a live one meanwhile: that one is put back).
+ * The release removes the lock only while it is still this writer's.
+ */
 async function acquireLock(file: string, log: (m: string) => void): Promise<() => void> {
   const lock = `${file}.lock`;
+  const token = randomBytes(8).toString("hex");
+  const mine = JSON.stringify({ pid: process.pid, host: hostname(), token });
   const deadline = Date.now() + LOCK_WAIT_MS;
   let said = false;
   for (;;) {
+    let fd: number | undefined;
     try {
-      const fd = openSync(lock, "wx", 0o644);
-      writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname() }));
+      fd = openSync(lock, "wx", 0o644);
+      writeSync(fd, mine);
       closeSync(fd);
-      return () => rmSync(lock, { force: true });
+      return () => {
+        if (readLock(lock)?.text === mine) rmSync(lock, { force: true });
+      };
     } catch (error) {
+      if (fd !== undefined) {
+        // Made but not written (a full disk): an empty lock must not stay behind.
+        closeSync(fd);
+        rmSync(lock, { force: true });
+        throw new HistoryError(`history ${file}: cannot write its lock ${lock}: ${(error as Error).message}`);
+      }
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw new HistoryError(`history ${file}: cannot create its lock ${lock}: ${(error as Error).message}`);
     }
-    let owner: { pid?: number; host?: string } = {};
-    try {
-      owner = JSON.parse(readFileSync(lock, "utf8")) as typeof owner;
-    } catch {
-      // Being written by its owner this very moment, or cut off by a crash: looked at again below.
-    }
-    if (owner.host === hostname() && typeof owner.pid === "number" && !processAlive(owner.pid)) {
-      log(`history: removed a stale lock ${lock} (process ${owner.pid} is gone)`);
-      rmSync(lock, { force: true });
+    const seen = readLock(lock);
+    if (!seen) continue; // released meanwhile
+    const { owner, text } = seen;
+    const age = (() => {
+      try {
+        return Date.now() - statSync(lock).mtimeMs;
+      } catch {
+        return 0;
+      }
+    })();
+    const deadOwner = owner.host === hostname() && typeof owner.pid === "number" && !processAlive(owner.pid);
+    const cutOff = owner.pid === undefined && age > UNREADABLE_LOCK_STALE_MS;
+    if (deadOwner || cutOff) {
+      const aside = `${lock}.stale.${process.pid}.${token}`;
+      try {
+        renameSync(lock, aside);
+      } catch {
+        continue; // someone else moved it first
+      }
+      if (readLock(aside)?.text === text) {
+        rmSync(aside, { force: true });
+        log(`history: removed a stale lock ${lock} (${deadOwner ? `process ${owner.pid} is gone` : "left unreadable by a crash"})`);
+      } else {
+        // Not the lock judged stale: a live one made in between. Put it back (unless yet another exists).
+        try {
+          linkSync(aside, lock);
+        } catch {
+          // A newer lock is there: the one moved aside belonged to a writer that has finished or will find its lock gone.
+        }
+        rmSync(aside, { force: true });
+      }
       continue;
     }
     if (Date.now() > deadline) {
@@ -189,11 +251,22 @@ function fsyncPath(path: string): void {
 }
 
 /**
+ * A write-ahead log beside the history means some other DuckDB (the duckdb CLI…) has it open or
+ * crashed with changes not yet in the file: copying the file alone would lose them.
+ */
+function refuseWal(file: string): void {
+  if (existsSync(`${file}.wal`)) {
+    throw new HistoryError(`history ${file}: has a write-ahead log ${file}.wal: another program has it open, or crashed while writing it; open it once with DuckDB (\`duckdb ${file} 'CHECKPOINT'\`) to fold the log in, then try again`);
+  }
+}
+
+/**
  * Runs `write` on a private copy of the history (migrated first) inside one transaction, then
  * puts the copy in place atomically. The history file is created, with its folder, if missing.
  */
 export async function writeHistory<T>(file: string, write: (c: DuckDBConnection) => Promise<T>, log: (m: string) => void = () => {}): Promise<T> {
   mkdirSync(dirname(file), { recursive: true });
+  refuseWal(file);
   const release = await acquireLock(file, log);
   const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
   try {
@@ -238,6 +311,7 @@ export async function readHistory<T>(file: string, read: (c: DuckDBConnection) =
   const dir = mkdtempSync(join(tmpdir(), "latlab-history-"));
   try {
     const copy = join(dir, "history.duckdb");
+    refuseWal(file);
     if (existsSync(file)) {
       if (!statSync(file).isFile()) throw new HistoryError(`history ${file}: is not a file`);
       copyFileSync(file, copy);

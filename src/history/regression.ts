@@ -6,6 +6,11 @@
  * difference's estimate relative to the baseline's value of the same statistic (the mean of the
  * unit means or medians when the CI is over units; the merged samples' mean for sample blocks).
  * A figure without a CI is never a regression: it is reported as undecided, with why.
+ *
+ * A regression is `confounded` when its CI is not over replicas: over one deployment a run (its
+ * repetitions, or blocks of its samples) a change between runs cannot be told from the change of
+ * hosts every new deployment draws — the CLI then exits with its own code, which the scheduled
+ * workflow reports as a warning, not as a failure.
  */
 import type { Metric } from "../results/summary.ts";
 import { mean } from "../results/compare.ts";
@@ -23,6 +28,8 @@ export interface Finding {
   /** Signed change in % of the baseline value; undefined when the baseline value is 0. */
   pctChange?: number;
   verdict: Verdict;
+  /** The CI is over one deployment a run (repetitions or sample blocks), not over replicas. */
+  confounded: boolean;
 }
 
 /** +1 when a larger value is worse, −1 when a smaller one is. */
@@ -40,7 +47,7 @@ export function assess(comparisons: readonly RunComparison[], thresholdPct: numb
       if (statistic === "p50" && !d) continue;
       const baselineValue = units ? mean(units[statistic]) : statistic === "mean" ? c.baselineSummary.mean : c.baselineSummary.p50;
       if (!d) {
-        findings.push({ comparison: c, statistic, baselineValue, verdict: "no CI" });
+        findings.push({ comparison: c, statistic, baselineValue, verdict: "no CI", confounded: c.inference.unit !== "replica" });
         continue;
       }
       const pctChange = baselineValue === 0 ? undefined : (d.estimate / Math.abs(baselineValue)) * 100;
@@ -48,7 +55,7 @@ export function assess(comparisons: readonly RunComparison[], thresholdPct: numb
       const beyond = pctChange !== undefined && Math.abs(pctChange) > thresholdPct;
       const worse = Math.sign(d.estimate) === direction;
       const verdict: Verdict = !excludesZero ? "no clear change" : !beyond ? "changed within threshold" : worse ? "regression" : "improvement";
-      findings.push({ comparison: c, statistic, estimate: d.estimate, ci95: d.ci95, baselineValue, ...(pctChange === undefined ? {} : { pctChange }), verdict });
+      findings.push({ comparison: c, statistic, estimate: d.estimate, ci95: d.ci95, baselineValue, ...(pctChange === undefined ? {} : { pctChange }), verdict, confounded: c.inference.unit !== "replica" });
     }
   }
   return findings;

@@ -37,7 +37,8 @@ export function formatTrend(t: Trend, experiment: string, markdown = false): str
 
 /** With no threshold asked, a change whose CI excludes 0 is "worse" or "better", not a regression. */
 const verdictText = (f: Finding, thresholdPct: number | undefined, markdown: boolean) => {
-  const text = thresholdPct !== undefined ? f.verdict : f.verdict === "regression" ? "worse" : f.verdict === "improvement" ? "better" : f.verdict;
+  const base = thresholdPct !== undefined ? f.verdict : f.verdict === "regression" ? "worse" : f.verdict === "improvement" ? "better" : f.verdict;
+  const text = f.confounded && (f.verdict === "regression" || f.verdict === "improvement") ? `${base} (hosts confounded)` : base;
   return markdown && f.verdict === "regression" ? `**${text}**` : text;
 };
 
@@ -72,9 +73,17 @@ export function formatRunComparison(compared: RunsCompared, findings: readonly F
     if (compared.comparisons.some((c) => c.inference.unit !== "sample-blocks")) notes.add("over replicas/reps: Δ is of the unit means (or medians) with Welch's 95% CI; change is Δ relative to run A's unit average");
     for (const n of notes) lines.push(markdown ? `- ${n}` : n);
   }
+  for (const k of compared.notComparable) lines.push(`not compared: ${k}`);
   for (const k of compared.onlyInBaseline) lines.push(`only in run A: ${k}`);
   for (const k of compared.onlyInCandidate) lines.push(`only in run B: ${k}`);
   const regressions = findings.filter((f) => f.verdict === "regression");
-  if (thresholdPct !== undefined) lines.push(regressions.length ? `${regressions.length} regression(s) beyond ${thresholdPct}%` : `no regression beyond ${thresholdPct}%`);
+  const confounded = regressions.filter((f) => f.confounded).length;
+  if (thresholdPct !== undefined) {
+    lines.push(
+      regressions.length
+        ? `${regressions.length} regression(s) beyond ${thresholdPct}%${confounded ? `, ${confounded} of them over one deployment a run: they may be the hosts drawn, not a change of the cloud (replicas ≥ 2 tell them apart)` : ""}`
+        : `no regression beyond ${thresholdPct}%`,
+    );
+  }
   return lines.join("\n");
 }

@@ -4,6 +4,7 @@
  * variant × measure × host pair, with what the CIs are over.
  */
 import type { Results } from "../results/schema.ts";
+import type { Summary } from "../results/summary.ts";
 import { summarizeMany } from "../results/summarize.ts";
 import { inferenceFooter, measureLabels, notEmulatedAxes, overLabel } from "./table.ts";
 import { renderTable } from "./renderTable.ts";
@@ -35,12 +36,18 @@ export function markdownSummary(results: Results, samplesOf: (cell: string) => n
           rows.push([...head, "—", "0", "—", "—", "—", "—", "—", `all ${runs.length} failed`]);
           continue;
         }
-        const sets = ok.map((m) => samplesOf(m.cell)).filter((s) => s.length);
-        const s = sets.length === ok.length ? summarizeMany(ok[0]!.summary!.metric, ok[0]!.summary!.unit, sets)! : ok[0]!.summary!;
         const c = results.comparisons.find((k) => k.variant === variant.id && k.measure === measure && k.pair === pair);
-        const change = c?.pctChangeMean === undefined ? "" : `${c.pctChangeMean >= 0 ? "+" : ""}${c.pctChangeMean.toFixed(1)}%`;
-        const ci = c?.diffMean ? `${fmt(c.diffMean.estimate)} [${fmt(c.diffMean.ci95[0])}, ${fmt(c.diffMean.ci95[1])}]` : "";
-        rows.push([...head, `${s.metric} ${unitLabel(s.unit)}`, String(s.count), fmt(s.mean), fmt(s.p50), fmt(s.p99), change, ci, overLabel(c)]);
+        const row = (label: string, s: Summary, cmp: typeof c) => {
+          const change = cmp?.pctChangeMean === undefined ? "" : `${cmp.pctChangeMean >= 0 ? "+" : ""}${cmp.pctChangeMean.toFixed(1)}%`;
+          const ci = cmp?.diffMean ? `${fmt(cmp.diffMean.estimate)} [${fmt(cmp.diffMean.ci95[0])}, ${fmt(cmp.diffMean.ci95[1])}]` : "";
+          rows.push([head[0]!, `${head[1]}${label}`, head[2]!, `${s.metric} ${unitLabel(s.unit)}`, String(s.count), fmt(s.mean), fmt(s.p50), fmt(s.p99), change, ci, overLabel(cmp)]);
+        };
+        // As the terminal table: the runs with samples merged (what the comparison is of), and a
+        // row of its own for each run that has only the tool's own summary (nothing to merge).
+        const withSamples = ok.map((m) => ({ m, samples: samplesOf(m.cell) }));
+        const sampled = withSamples.filter((r) => r.samples.length);
+        if (sampled.length) row("", summarizeMany(sampled[0]!.m.summary!.metric, sampled[0]!.m.summary!.unit, sampled.map((r) => r.samples))!, c);
+        for (const { m } of withSamples.filter((r) => !r.samples.length)) row(ok.length > 1 ? ` [r${m.replica} rep${m.repetition}]` : "", m.summary!, undefined);
       }
     }
   }

@@ -24,7 +24,8 @@ export default defineExperiment({
   defaults: { region: "uksouth", zone: "1", size: "${size}", accelnet: false },
   hosts: { client: {}, server: {} },
   measure: [{ tool: "iperf3" }],
-  repetitions: 2,
+  // Two independent deployments a run: a regression verdict over replicas, not over one host pair.
+  replicas: 2,
 });
 `;
 
@@ -83,7 +84,7 @@ describe("history, trend and compare on real local runs", () => {
     expect(worse.code, worse.stderr + worse.stdout).toBe(REGRESSION_EXIT_CODE);
     expect(worse.stdout).toMatch(/mean Mbit\/s .*−|-\d/);
     expect(worse.stdout).toMatch(/regression\s*│?\s*$/m);
-    expect(worse.stdout).toMatch(/2\+2 reps \(same hosts\)/);
+    expect(worse.stdout).toMatch(/2\+2 replicas/);
     expect(worse.stdout).toMatch(/\d regression\(s\) beyond 20%/);
     const better = latlab(["compare", runB, runA, "--fail-on-regression", "20", "--json"]);
     expect(better.code, better.stderr).toBe(0);

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { describe, expect, it } from "vitest";
@@ -121,6 +122,32 @@ describe("history store", () => {
     writeFileSync(text, "just some text\n");
     await expect(appendRuns(text, [recordsOf("b")])).rejects.toThrow(/notes\.duckdb: cannot be opened as a DuckDB database/);
     expect(readFileSync(text, "utf8")).toBe("just some text\n");
+  });
+
+  it("takes over a lock left empty by a crash once it is 10 s old, waits for a live one, and refuses a history with a write-ahead log beside it", async () => {
+    const dir = tempDir("latlab-hist-");
+    const file = join(dir, "history.duckdb");
+    await appendRuns(file, [recordsOf("a")]);
+    // Made by a writer killed between creating and writing it: empty, 20 s old.
+    writeFileSync(`${file}.lock`, "");
+    utimesSync(`${file}.lock`, new Date(Date.now() - 20_000), new Date(Date.now() - 20_000));
+    const said: string[] = [];
+    await appendRuns(file, [recordsOf("b")], (m) => said.push(m));
+    expect(said.join("\n")).toMatch(/removed a stale lock .* \(left unreadable by a crash\)/);
+    expect(readdirSync(dir)).toEqual(["history.duckdb"]);
+    // A live writer's lock (this process: alive) is waited for, never removed.
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), token: "x" }));
+    const waiting = appendRuns(file, [recordsOf("c")], (m) => said.push(m));
+    while (!said.some((m) => /waiting for .*history\.duckdb\.lock/.test(m))) await new Promise((r) => setTimeout(r, 20));
+    expect(existsSync(`${file}.lock`)).toBe(true);
+    rmSync(`${file}.lock`);
+    await waiting;
+    expect((await loadHistory(file)).runs.map((r) => r.runId)).toEqual(["a", "b", "c"]);
+    writeFileSync(`${file}.wal`, "");
+    const before = readFileSync(file);
+    await expect(appendRuns(file, [recordsOf("d")])).rejects.toThrow(/history\.duckdb: has a write-ahead log .*history\.duckdb\.wal/);
+    await expect(loadHistory(file)).rejects.toThrow(/write-ahead log/);
+    expect(readFileSync(file).equals(before)).toBe(true);
   });
 
   it("exports every table as Parquet that DuckDB reads back row for row", async () => {
