@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
 import { BASE_PORT } from "../../src/runner/cellRunner.ts";
+import { DEFAULT_KEYS_ROOT } from "../../src/targets/local/localTarget.ts";
 import { tempDirs } from "../tempDirs.ts";
 
 const tempDir = tempDirs();
@@ -51,7 +52,8 @@ function leftovers(runDir: string): string[] {
   const links = execFileSync("ip", ["-o", "link", "show"], { encoding: "utf8" }).split("\n").filter((l) => /: ll[a-z0-9]/.test(l));
   if (links.length) found.push(`links: ${links.join("; ")}`);
   // The local target's temp folders are latlab-<short run id>-XXXXXX.
-  const tmp = readdirSync(tmpdir()).filter((f) => /^latlab-[0-9a-f]{4,}-/.test(f));
+  // The local target's temp folders and key folders are latlab-<short run id>-XXXXXX.
+  const tmp = [tmpdir(), DEFAULT_KEYS_ROOT].flatMap((root) => (existsSync(root) ? readdirSync(root) : []).filter((f) => /^latlab-[0-9a-f]{4,}-/.test(f)));
   if (tmp.length) found.push(`temp: ${tmp.join(", ")}`);
   if (existsSync(join(runDir, ".tmp"))) found.push(`temp: ${join(runDir, ".tmp")}`);
   return found;

@@ -12,7 +12,7 @@ import type { ResolvedHost } from "../../src/dsl/placement.ts";
 import type { Deployment, Plan } from "../../src/plan/types.ts";
 import { execCommand } from "../../src/targets/local/exec.ts";
 import type { ExecFn } from "../../src/targets/local/exec.ts";
-import { LocalTarget } from "../../src/targets/local/localTarget.ts";
+import { DEFAULT_KEYS_ROOT, LocalTarget } from "../../src/targets/local/localTarget.ts";
 import { cidrContains, ipToInt, parseCidr, PUBLIC_NET, runNames } from "../../src/targets/local/names.ts";
 import { hostRecords } from "../../src/results/hostRecords.ts";
 import type { Environment, HostEndpoint, TargetContext } from "../../src/targets/target.ts";
@@ -104,6 +104,8 @@ function expectNothingLeft(runId: string, tempDir: string | null, pids: number[]
   const names = runNames(runId);
   expect(namespacesWith(names.namespacePrefix)).toEqual([]);
   expect(rootLinksWith(names.rootLinkPrefix)).toEqual([]);
+  // The key folder (private keys) is gone too.
+  expect(existsSync(DEFAULT_KEYS_ROOT) ? readdirSync(DEFAULT_KEYS_ROOT).filter((d) => d.startsWith(`latlab-${names.short}-`)) : []).toEqual([]);
   if (tempDir !== null) {
     expect(existsSync(tempDir)).toBe(false);
     expect(processesMentioning(tempDir)).toEqual([]);

@@ -68,6 +68,13 @@ export interface LocalTargetOptions {
    * /proc/self/status). For tests: pretend the machine has fewer or more.
    */
   cpus?: readonly number[];
+  /**
+   * Folder the run's key folder (client key, host keys, authorized_keys) is made in (default
+   * /run/latlab/keys). sshd's StrictModes refuses an authorized_keys file any of whose parent
+   * folders others may write to — /tmp is one — so the keys live apart from the temp folder, on a
+   * path only root can write to, and in memory (tmpfs), not on disk.
+   */
+  keysRoot?: string;
   /** Where the run's crash-safe record goes (default $LATLAB_LOCAL_RUNS or /run/latlab/local-runs: see recovery/runRecord.ts). */
   recordsDir?: string;
 }
@@ -79,6 +86,8 @@ interface Created {
   namespaces: string[];
   rootLinks: string[];
   tempDir: string | null;
+  /** The keys (see LocalTargetOptions.keysRoot). */
+  keysDir: string | null;
   processes: { process: DetachedProcess; namespace: string }[];
   /** Set by down(): an up() still running stops at its next step. */
   aborted: boolean;
@@ -162,6 +171,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * a public router per deployment (see topology.ts), each host with its own sshd reachable from the root namespace over a
  * management veth that never touches the data path.
  */
+/** See LocalTargetOptions.keysRoot. */
+export const DEFAULT_KEYS_ROOT = "/run/latlab/keys";
+
 export class LocalTarget implements Target {
   readonly name = "local";
   private readonly exec: ExecFn;
@@ -179,12 +191,13 @@ export class LocalTarget implements Target {
   }
 
   /** What this target created so far (for tests and diagnostics). */
-  get resources(): { namespaces: string[]; rootLinks: string[]; tempDir: string | null; pids: number[] } {
+  get resources(): { namespaces: string[]; rootLinks: string[]; tempDir: string | null; keysDir: string | null; pids: number[] } {
     const c = this.created;
     return {
       namespaces: [...(c?.namespaces ?? [])],
       rootLinks: [...(c?.rootLinks ?? [])],
       tempDir: c?.tempDir ?? null,
+      keysDir: c?.keysDir ?? null,
       pids: (c?.processes ?? []).map((p) => p.process.pid),
     };
   }
@@ -210,7 +223,7 @@ export class LocalTarget implements Target {
     }
     const names = runNames(ctx.runId);
     this.signal = ctx.signal;
-    const c: Created = { names, ownsPrefix: false, namespaces: [], rootLinks: [], tempDir: null, processes: [], aborted: false, record: null };
+    const c: Created = { names, ownsPrefix: false, namespaces: [], rootLinks: [], tempDir: null, keysDir: null, processes: [], aborted: false, record: null };
     this.created = c;
     this.labels = new Map();
     const log = (m: string) => ctx.log(`local: ${m}`);
@@ -236,7 +249,10 @@ export class LocalTarget implements Target {
     writeRunRecord(c.record, this.options.recordsDir);
     c.tempDir = await mkdtemp(join(this.options.tempRoot ?? tmpdir(), `latlab-${names.short}-`));
     const tempDir = c.tempDir;
-    c.record = { ...c.record, tempDir };
+    const keysRoot = this.options.keysRoot ?? DEFAULT_KEYS_ROOT;
+    await mkdir(keysRoot, { recursive: true, mode: 0o755 });
+    c.keysDir = await mkdtemp(join(keysRoot, `latlab-${names.short}-`));
+    c.record = { ...c.record, tempDir, keysDir: c.keysDir };
     writeRunRecord(c.record, this.options.recordsDir);
 
     // What can the kernel shape?
@@ -247,8 +263,7 @@ export class LocalTarget implements Target {
     log(`kernel: netem ${support.netem ? "present" : "absent"}, tbf ${support.tbf ? "present" : "absent"}`);
 
     // Keys: one client key, one host key per host.
-    const keysDir = join(tempDir, "keys");
-    await mkdir(keysDir, { recursive: true, mode: 0o700 });
+    const keysDir = c.keysDir;
     const clientKey = await generateKey(this.exec, join(keysDir, "client_ed25519"), `latlab-client-${names.short}`, "local target: generating the client key");
     const authorizedKeys = join(keysDir, "authorized_keys");
     await writeFile(authorizedKeys, `${clientKey.publicKey} latlab-${names.short}\n`, { mode: 0o600 });
@@ -544,13 +559,14 @@ export class LocalTarget implements Target {
       else errors.push(`\`ip netns del ${ns}\`: ${r.stderr.trim()}`);
     }
 
-    // 4. Temporary files.
-    if (c.tempDir !== null) {
+    // 4. Temporary files and keys.
+    for (const dir of [c.tempDir, c.keysDir]) {
+      if (dir === null) continue;
       try {
-        await rm(c.tempDir, { recursive: true, force: true });
-        removed.push(`directory ${c.tempDir}`);
+        await rm(dir, { recursive: true, force: true });
+        removed.push(`directory ${dir}`);
       } catch (e) {
-        errors.push(`removing ${c.tempDir}: ${(e as Error).message}`);
+        errors.push(`removing ${dir}: ${(e as Error).message}`);
       }
     }
 
@@ -576,6 +592,7 @@ export class LocalTarget implements Target {
     c.namespaces = [];
     c.rootLinks = [];
     c.tempDir = null;
+    c.keysDir = null;
     c.processes = [];
     return { status: errors.length > 0 ? "failed" : "ok", errors, removed };
   }

@@ -57,7 +57,8 @@ export function sshdConfig(c: SshdConfigInput): string {
     "PasswordAuthentication no",
     "KbdInteractiveAuthentication no",
     "UsePAM no",
-    "StrictModes no",
+    // The authorized_keys file and every folder above it are root's and not writable by others (keysRoot).
+    "StrictModes yes",
     "UseDNS no",
     "PrintMotd no",
     "X11Forwarding no",

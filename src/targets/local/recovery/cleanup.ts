@@ -8,10 +8,11 @@
  */
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { execCommand, type ExecFn } from "../exec.ts";
 import { killNamespaceProcesses, namespacePids } from "../namespaceProcesses.ts";
 import { parseLinkNames, parseNetnsList } from "../names.ts";
+import { DEFAULT_KEYS_ROOT } from "../localTarget.ts";
 import { localRunsDir, ownerAlive, readRunRecords, removeRunRecord, type RunRecord } from "./runRecord.ts";
 
 const NAMESPACE = /^ll-([0-9a-f]{6})-/;
@@ -25,7 +26,8 @@ export interface CleanupOptions {
   /** Also remove leftovers no record accounts for. */
   unrecorded?: boolean;
   recordsDir?: string;
-  tempRoot?: string;
+  /** Folders runs make their temp and key folders in (default: os.tmpdir() and the local target's keys root). */
+  tempRoots?: string[];
   log?: (message: string) => void;
   /** SIGTERM → SIGKILL grace for processes. */
   graceMs?: number;
@@ -81,7 +83,7 @@ export async function cleanupLocal(options: CleanupOptions = {}): Promise<Cleanu
   const exec = options.exec ?? execCommand;
   const log = options.log ?? (() => {});
   const recordsDir = options.recordsDir ?? localRunsDir();
-  const tempRoot = options.tempRoot ?? tmpdir();
+  const tempRoots = options.tempRoots ?? [tmpdir(), DEFAULT_KEYS_ROOT];
   const report: CleanupReport = { live: [], runs: [], unrecorded: [], removed: [], errors: [], unreadableRecords: [] };
 
   const { records, unreadable } = readRunRecords(recordsDir);
@@ -91,10 +93,11 @@ export async function cleanupLocal(options: CleanupOptions = {}): Promise<Cleanu
   if (netns.code !== 0 || links.code !== 0) throw new Error(`cleanup: cannot list namespaces or links: ${(netns.stderr || links.stderr).trim()}`);
   const allNamespaces = parseNetnsList(netns.stdout);
   const allLinks = parseLinkNames(links.stdout);
-  const allTemp = existsSync(tempRoot) ? readdirSync(tempRoot).filter((d) => TEMP_DIR.test(d)).map((d) => join(tempRoot, d)) : [];
+  const allTemp = tempRoots.flatMap((root) => (existsSync(root) ? readdirSync(root).filter((d) => TEMP_DIR.test(d)).map((d) => join(root, d)) : []));
+  const shortOf = (dir: string) => TEMP_DIR.exec(basename(dir))?.[1];
 
   const found = async (short: string, extraDirs: readonly string[] = []): Promise<Found> => {
-    const tempDirs = [...new Set([...allTemp.filter((d) => TEMP_DIR.exec(d.slice(tempRoot.length + 1))?.[1] === short), ...extraDirs.filter((d) => existsSync(d))])];
+    const tempDirs = [...new Set([...allTemp.filter((d) => shortOf(d) === short), ...extraDirs.filter((d) => existsSync(d))])];
     const namespaces = allNamespaces.filter((n) => NAMESPACE.exec(n)?.[1] === short);
     const inNamespaces: Found["inNamespaces"] = [];
     for (const namespace of namespaces) {
@@ -163,7 +166,7 @@ export async function cleanupLocal(options: CleanupOptions = {}): Promise<Cleanu
       report.live.push({ runId: r.runId, pid: r.pid, runDir: r.runDir });
       continue;
     }
-    const f = await found(r.short, r.tempDir ? [r.tempDir] : []);
+    const f = await found(r.short, [r.tempDir, r.keysDir].filter((d): d is string => d !== null));
     const entry = { runId: r.runId, short: r.short, pid: r.pid, runDir: r.runDir, items: describe(f) };
     report.runs.push(entry);
     if (options.dryRun) continue;
@@ -176,7 +179,7 @@ export async function cleanupLocal(options: CleanupOptions = {}): Promise<Cleanu
   const shorts = new Set<string>();
   for (const n of allNamespaces) if (NAMESPACE.test(n)) shorts.add(NAMESPACE.exec(n)![1]!);
   for (const l of allLinks) if (ROOT_LINK.test(l)) shorts.add(ROOT_LINK.exec(l)![1]!);
-  for (const d of allTemp) shorts.add(TEMP_DIR.exec(d.slice(tempRoot.length + 1))![1]!);
+  for (const d of allTemp) shorts.add(shortOf(d)!);
   for (const short of [...shorts].filter((s) => !recorded.has(s)).sort()) {
     const f = await found(short);
     const entry = { short, items: describe(f) };

@@ -26,8 +26,10 @@ export const RunRecordSchema = z.object({
   pid: z.number().int().positive(),
   pidStartTicks: z.string(),
   createdAt: z.string(),
-  /** The run's temp folder (keys, sshd configs), once made. */
+  /** The run's temp folder (sshd configs, logs, work folders), once made. */
   tempDir: z.string().nullable(),
+  /** The run's key folder (private keys), once made. */
+  keysDir: z.string().nullable().default(null),
   /** The results folder, for the user's orientation. */
   runDir: z.string().nullable(),
   /** Set when the owner's teardown ended (its outcome): from then on the record is cleanup's, whatever the owner does. */
@@ -92,5 +94,5 @@ export function readRunRecords(dir = localRunsDir()): { records: RunRecord[]; un
 export function newRunRecord(runId: string, names: { short: string; namespacePrefix: string; rootLinkPrefix: string }, runDir: string | null): RunRecord {
   const ticks = processStartTicks(process.pid);
   if (ticks === null) throw new Error("local target: cannot read this process's start time from /proc");
-  return { runId, short: names.short, namespacePrefix: names.namespacePrefix, rootLinkPrefix: names.rootLinkPrefix, pid: process.pid, pidStartTicks: ticks, createdAt: new Date().toISOString(), tempDir: null, runDir, ended: null };
+  return { runId, short: names.short, namespacePrefix: names.namespacePrefix, rootLinkPrefix: names.rootLinkPrefix, pid: process.pid, pidStartTicks: ticks, createdAt: new Date().toISOString(), tempDir: null, keysDir: null, runDir, ended: null };
 }

@@ -64,12 +64,12 @@ describe("cleanupLocal", () => {
       [`${dead.rootLinkPrefix}0`, `${live.rootLinkPrefix}0`, "eth0"],
     );
 
-    const dry = await cleanupLocal({ exec: machine.exec, recordsDir: dir, tempRoot: tmp, dryRun: true, graceMs: 10 });
+    const dry = await cleanupLocal({ exec: machine.exec, recordsDir: dir, tempRoots: [tmp], dryRun: true, graceMs: 10 });
     expect(machine.calls.filter((c) => c.includes(" del "))).toEqual([]);
     expect(dry.runs.map((r) => r.items)).toEqual([[`link ${dead.rootLinkPrefix}0`, `namespace ${dead.namespacePrefix}0-client`, `namespace ${dead.namespacePrefix}0-_zr-eastus-1`, `directory ${deadTemp}`]]);
     expect(formatCleanup(dry, { dryRun: true })).toMatch(/run dead-run \(its runner, pid 99999999, is gone; results in \/results\/dead\): would remove:/);
 
-    const report = await cleanupLocal({ exec: machine.exec, recordsDir: dir, tempRoot: tmp, graceMs: 10 });
+    const report = await cleanupLocal({ exec: machine.exec, recordsDir: dir, tempRoots: [tmp], graceMs: 10 });
     expect(machine.calls.filter((c) => c.includes(" del "))).toEqual([`ip link del ${dead.rootLinkPrefix}0`, `ip netns del ${dead.namespacePrefix}0-client`, `ip netns del ${dead.namespacePrefix}0-_zr-eastus-1`]);
     expect(existsSync(deadTemp)).toBe(false);
     expect(report.live.map((l) => l.runId)).toEqual(["live-run"]);
@@ -81,7 +81,7 @@ describe("cleanupLocal", () => {
     expect(text).toContain("live: run live-run");
     expect(text).toContain("`latlab cleanup --unrecorded` removes them");
 
-    await cleanupLocal({ exec: machine.exec, recordsDir: dir, tempRoot: tmp, unrecorded: true, graceMs: 10 });
+    await cleanupLocal({ exec: machine.exec, recordsDir: dir, tempRoots: [tmp], unrecorded: true, graceMs: 10 });
     expect(machine.calls).toContain(`ip netns del ll-${stray}-0-server`);
     expect(existsSync(join(tmp, `latlab-${stray}-x3`))).toBe(false);
     expect(readdirSync(tmp).sort()).toEqual(["latlab-history-x4", `latlab-${live.short}-x2`].sort());

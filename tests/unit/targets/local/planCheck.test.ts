@@ -58,7 +58,7 @@ describe("local plan check: sizes and regions from Azure's catalogue", () => {
     const target = new LocalTarget({ exec });
     await expect(target.up(typo(), { runId: "typo", runDir: "/nonexistent", log: () => {} })).rejects.toThrow(/unknown region "uksouht" — did you mean "uksouth"\?/);
     expect(calls).toEqual([]);
-    expect(target.resources).toEqual({ namespaces: [], rootLinks: [], tempDir: null, pids: [] });
+    expect(target.resources).toEqual({ namespaces: [], rootLinks: [], tempDir: null, keysDir: null, pids: [] });
   });
 });
 

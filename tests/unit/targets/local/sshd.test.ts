@@ -12,7 +12,7 @@ describe("sshd config", () => {
       "PermitRootLogin prohibit-password",
       "PasswordAuthentication no",
       "UsePAM no",
-      "StrictModes no",
+      "StrictModes yes",
     ]) {
       expect(c.split("\n")).toContain(line);
     }
