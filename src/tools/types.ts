@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { sanitizeForTerminal } from "./terminalText.ts";
 import type { Metric, Summary, Unit } from "../results/summary.ts";
 
 /**
@@ -107,12 +108,16 @@ export interface ToolResult {
   warnings: string[];
 }
 
-/** The tool ran but its output says it failed, or the output cannot be read. */
+/**
+ * The tool ran but its output says it failed, or the output cannot be read. The message is made
+ * terminal-safe here (it often quotes the tool's own text; see terminalText.ts), so every
+ * parse error can be printed as it is.
+ */
 export class ToolOutputError extends Error {
   readonly tool: string;
 
   constructor(tool: string, message: string) {
-    super(`${tool}: ${message}`);
+    super(sanitizeForTerminal(`${tool}: ${message}`));
     this.tool = tool;
     this.name = "ToolOutputError";
   }

@@ -24,6 +24,22 @@
  * Parameter errors (`-P 129`) are printed as text on stderr with the usage on stdout, no JSON.
  */
 import { ToolOutputError, type ToolResult } from "../types.ts";
+import {
+  COUNT,
+  FINITE,
+  LineProblems,
+  MAX_VALUE,
+  NON_NEGATIVE,
+  POSITIVE_COUNT,
+  quote,
+  rangeProblem,
+  sanitizedResult,
+  shorten,
+  THROUGHPUT_MBPS,
+  TIME_STAT_US,
+  valueError,
+  type Range,
+} from "../validate.ts";
 
 const TOOL = "iperf3";
 
@@ -40,6 +56,31 @@ function arr(v: unknown): unknown[] {
 function num(v: unknown): number | undefined {
   return typeof v === "number" && Number.isFinite(v) ? v : undefined;
 }
+/** A JSON value as it stood in the document, for quoting (Infinity is what JSON.parse made of 1e400). */
+function shown(v: unknown): string {
+  return typeof v === "number" ? String(v) : (JSON.stringify(v) ?? String(v));
+}
+/** Why the value at a path is not a number in `range` (after × `scale`), or undefined when it is. */
+function figureProblem(v: unknown, range: Range, scale = 1): string | undefined {
+  if (v === null) return "is not a number (null: iperf3 writes NaN and infinity as null)";
+  if (typeof v !== "number") return "is not a number";
+  return rangeProblem(scale === 1 ? v : Number((v * scale).toPrecision(12)), range);
+}
+/**
+ * A figure of iperf3's JSON that becomes a reported figure: undefined when absent; a
+ * ToolOutputError naming its path when present but not a number in `range` (× `scale`). These
+ * are iperf3's summary of the run (or how it was set up), so a garbage one fails the cell.
+ */
+function figure(v: unknown, path: string, range: Range, scale = 1): number | undefined {
+  if (v === undefined) return undefined;
+  const problem = figureProblem(v, range, scale);
+  if (problem !== undefined) throw valueError(TOOL, path, problem, { text: shown(v) });
+  return v as number;
+}
+const BITS_PER_SECOND = 1e-6; // scale of bits_per_second to THROUGHPUT_MBPS
+const JITTER_MS: Range = { min: 0, max: MAX_VALUE / 1000, unit: "ms" };
+/** Lost datagrams: iperf3 has printed negative counts (esnet/iperf#412, #914, #1866): warned about, not failed. */
+const LOST: Range = { min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER, integer: true };
 function str(v: unknown): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
@@ -54,7 +95,8 @@ function round(v: number, digits = 3): number {
 
 /** `iperf3 --version` → "3.12" ("iperf 3.12 (cJSON 1.7.15)"); also the JSON's "iperf 3.16". */
 export function parseIperf3Version(output: string): string | undefined {
-  return output.match(/^\s*iperf\s+(3\.[0-9][^\s(]*)/m)?.[1];
+  const v = output.match(/^\s*iperf\s+(3\.[0-9][^\s(]*)/m)?.[1];
+  return v === undefined ? undefined : shorten(v, 80);
 }
 
 /** "32M" → 33554432 (iperf3's -w suffixes are 1024-based: K, M, G). */
@@ -95,21 +137,21 @@ export function extractIperf3Json(text: string, stderr = ""): Json {
 
   const all = `${trimmed}\n${stderr}`;
   const err = all.match(/^iperf3:\s*((?:parameter )?error\b.*)$/m);
-  if (err) throw new ToolOutputError(TOOL, err[1]!.trim());
+  if (err) throw new ToolOutputError(TOOL, shorten(err[1]!.trim()));
   if (/^\s*\{\s*"event"\s*:/m.test(trimmed)) {
     throw new ToolOutputError(TOOL, "this is --json-stream output (one event per line); latlab reads --json");
   }
   if (!trimmed) {
     const e = stderr.trim();
-    throw new ToolOutputError(TOOL, e ? `no JSON on stdout; stderr: ${e.slice(0, 200)}` : "output is empty");
+    throw new ToolOutputError(TOOL, e ? `no JSON on stdout; stderr: ${shorten(e)}` : "output is empty");
   }
-  const start = trimmed.slice(0, 160).replace(/\s+/g, " ");
   const hint = /\[\s*ID\]\s+Interval|Connecting to host/.test(trimmed) ? " (iperf3's text output: run it with --json)" : "";
-  throw new ToolOutputError(TOOL, `output is not iperf3 JSON${hint}: "${start}${trimmed.length > 160 ? "…" : ""}"`);
+  throw new ToolOutputError(TOOL, `output is not iperf3 JSON${hint}: ${quote(trimmed.replace(/\s+/g, " "), 160)}`);
 }
 
 /** Extra words for iperf3 errors whose cause is not obvious. */
-function explainError(message: string): string {
+function explainError(raw: string): string {
+  const message = shorten(raw);
   if (/socket buffer size not set correctly/i.test(message)) {
     return `${message} (iperf3 3.12 refuses a -w window the kernel will not grant in full: it is capped by net.core.wmem_max / rmem_max; raise them or ask for less)`;
   }
@@ -151,14 +193,16 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
   const doc = extractIperf3Json(input.stdout, input.stderr ?? "");
   const error = str(doc.error);
   if (error !== undefined) throw new ToolOutputError(TOOL, explainError(error));
+  if (doc.error !== undefined && doc.error !== null) throw new ToolOutputError(TOOL, `iperf3 reports an error that is not text: ${quote(shown(doc.error))}`);
 
   const warnings: string[] = [];
   const start = obj(doc.start) ?? {};
   const testStart = obj(start.test_start) ?? {};
   const end = obj(doc.end) ?? {};
-  const protocol = (str(testStart.protocol) ?? (expect.protocol ?? "tcp")).toUpperCase();
+  const protocol = shorten(str(testStart.protocol) ?? (expect.protocol ?? "tcp"), 20).toUpperCase();
   const udp = protocol === "UDP";
-  const reverse = num(testStart.reverse) !== undefined ? num(testStart.reverse) !== 0 : (expect.reverse ?? false);
+  const reverseFlag = figure(testStart.reverse, "start.test_start.reverse", COUNT);
+  const reverse = reverseFlag !== undefined ? reverseFlag !== 0 : (expect.reverse ?? false);
 
   const r: Iperf3Reported = { protocol, reverse: reverse ? "yes" : "no" };
   const version = parseIperf3Version(str(start.version) ?? "");
@@ -166,29 +210,36 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
   // test_start.num_streams is the -P iperf3 ran with. end.streams lists one entry per stream
   // and direction (--bidir: twice -P), so it only stands in when num_streams is missing.
   const listed = arr(end.streams).length;
-  const bidir = num(testStart.bidir) !== undefined && num(testStart.bidir) !== 0;
-  const streams = num(testStart.num_streams) ?? ((bidir ? listed / 2 : listed) || undefined);
+  const bidirFlag = figure(testStart.bidir, "start.test_start.bidir", COUNT);
+  const bidir = bidirFlag !== undefined && bidirFlag !== 0;
+  const streams = figure(testStart.num_streams, "start.test_start.num_streams", POSITIVE_COUNT) ?? ((bidir ? listed / 2 : listed) || undefined);
   if (streams !== undefined) r.streams = streams;
-  const omit = num(testStart.omit);
+  const omit = figure(testStart.omit, "start.test_start.omit", NON_NEGATIVE);
   if (omit !== undefined) r.omitSeconds = omit;
-  const duration = num(testStart.duration);
+  const duration = figure(testStart.duration, "start.test_start.duration", NON_NEGATIVE);
   if (duration !== undefined) r.durationSeconds = duration;
 
   // --- end-of-test summary ---------------------------------------------------------------------
   const sumSent = obj(end.sum_sent);
   const sumReceived = obj(end.sum_received);
   const sum = obj(end.sum);
-  const sentBps = num(sumSent?.bits_per_second) ?? (udp && sum?.sender !== false ? num(sum?.bits_per_second) : undefined);
-  let receivedBps = num(sumReceived?.bits_per_second);
+  // iperf3's summary of the run: a garbage figure here fails the cell (it is what the results
+  // report as sender and receiver rates, and the UDP result when there are no intervals).
+  const sumSentBps = figure(sumSent?.bits_per_second, "end.sum_sent.bits_per_second", THROUGHPUT_MBPS, BITS_PER_SECOND);
+  const sumBps = figure(sum?.bits_per_second, "end.sum.bits_per_second", THROUGHPUT_MBPS, BITS_PER_SECOND);
+  const sentBps = sumSentBps ?? (udp && sum?.sender !== false ? sumBps : undefined);
+  let receivedBps = figure(sumReceived?.bits_per_second, "end.sum_received.bits_per_second", THROUGHPUT_MBPS, BITS_PER_SECOND);
   if (sentBps !== undefined) r.senderMbps = mbps(sentBps);
   if (receivedBps === undefined && udp && sum) {
     // Old iperf3 (before 3.11) UDP: only end.sum, whose rate is the sender's; the receiver got
     // that minus the lost share.
-    const bps = num(sum.bits_per_second);
-    const lost = num(sum.lost_percent);
-    if (bps !== undefined && lost !== undefined) {
+    const bps = sumBps;
+    const lost = sum.lost_percent === null ? undefined : figure(sum.lost_percent, "end.sum.lost_percent", FINITE);
+    if (bps !== undefined && lost !== undefined && lost >= 0 && lost <= 100) {
       receivedBps = bps * (1 - lost / 100);
       warnings.push("no end.sum_received in this iperf3's UDP output; receiver goodput estimated as sum × (1 − lost_percent)");
+    } else if (bps !== undefined && lost !== undefined) {
+      warnings.push(`no end.sum_received in this iperf3's UDP output, and end.sum.lost_percent is ${lost} (an iperf3 counting bug): no receiver goodput can be estimated`);
     }
   }
   if (receivedBps !== undefined) r.receiverMbps = mbps(receivedBps);
@@ -196,10 +247,10 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
   // --- samples: one per interval, all streams summed ------------------------------------------
   // TCP: the client's intervals (the sender's rate; receiverMbps has the goodput). UDP: the
   // receiver's intervals, because a UDP sender's rate is only the rate it was told to send.
-  const clientIntervals = intervalSums(doc.intervals);
+  const clientIntervals = intervalSums(doc.intervals, "intervals");
   let chosen = clientIntervals;
   if (udp) {
-    const serverIntervals = intervalSums(obj(doc.server_output_json)?.intervals);
+    const serverIntervals = intervalSums(obj(doc.server_output_json)?.intervals, "server_output_json.intervals");
     if (clientIntervals.length > 0 && clientIntervals.every((s) => s.sender === false)) {
       r.goodputFrom = "receiver intervals (client, -R)";
     } else if (serverIntervals.length > 0 && serverIntervals.every((s) => s.sender === false)) {
@@ -209,16 +260,29 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
       chosen = [];
     }
   }
-  const kept = chosen.filter((s) => s.omitted !== true);
-  const omitted = chosen.length - kept.length;
+  const measured = chosen.filter((s) => s.omitted !== true);
+  const omitted = chosen.length - measured.length;
+  // One interval's rate is one sample among many: one that is not a number or impossible
+  // (negative, infinite, null — cJSON's NaN after a zero-length interval) is left out with a
+  // warning naming its path; when most are, the cell fails.
+  const unreadable = new LineProblems(TOOL, "intervals");
+  const kept = measured.filter((s) => {
+    const rate = figureProblem(s.bits_per_second, THROUGHPUT_MBPS, BITS_PER_SECOND);
+    const seconds = s.seconds === undefined ? undefined : figureProblem(s.seconds, NON_NEGATIVE);
+    if (rate !== undefined) unreadable.add(undefined, shown(s.bits_per_second), `${s.path}.bits_per_second ${rate}`);
+    else if (seconds !== undefined) unreadable.add(undefined, shown(s.seconds), `${s.path}.seconds ${seconds}`);
+    return rate === undefined && seconds === undefined;
+  });
+  unreadable.failIfMost(measured.length);
+  const unreadableWarning = unreadable.warning(measured.length);
+  if (unreadableWarning) warnings.push(unreadableWarning);
   const lengths = kept.map((s) => num(s.seconds) ?? 0).sort((a, b) => a - b);
   const median = lengths.length ? lengths[Math.floor(lengths.length / 2)]! : 0;
   const samples: number[] = [];
   let short = 0;
   for (const s of kept) {
-    const bps = num(s.bits_per_second);
+    const bps = s.bits_per_second as number;
     const secs = num(s.seconds);
-    if (bps === undefined) throw new ToolOutputError(TOOL, "an interval has no numeric sum.bits_per_second");
     // A trailing partial interval (a few ms) is a noisy rate over nothing: leave it out.
     if (secs !== undefined && median > 0 && secs < 0.25 * median) {
       short++;
@@ -244,32 +308,41 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
   const intervalsSenderSide = kept.some((s) => s.sender === true);
 
   if (!udp) {
-    const retr = num(sumSent?.retransmits);
+    const retr = figure(sumSent?.retransmits, "end.sum_sent.retransmits", COUNT);
     if (retr !== undefined) r.retransmits = retr;
     Object.assign(r, rttFromStreams(arr(end.streams)));
     const cc = str(end.sender_tcp_congestion);
-    if (cc) r.senderCongestion = cc;
+    if (cc) r.senderCongestion = shorten(cc, 40);
   } else {
     // The receiver's statistics: end.sum_received (3.x), else end.sum (old iperf3). The loss is
     // the receiver's Lost/Total datagrams, as its own report prints it; iperf3's lost_percent
     // divides by the datagrams sent instead, which also counts the last ones still in flight.
     const u = sumReceived ?? sum;
-    const jitter = num(u?.jitter_ms);
-    const lostPackets = num(u?.lost_packets);
-    const packets = num(u?.packets);
-    const lostPercent = lostPackets !== undefined && packets ? (100 * lostPackets) / packets : num(u?.lost_percent);
-    const sentPackets = num(sumSent?.packets);
+    const at = sumReceived ? "end.sum_received" : "end.sum";
+    const jitter = figure(u?.jitter_ms, `${at}.jitter_ms`, JITTER_MS);
+    const lostPackets = figure(u?.lost_packets, `${at}.lost_packets`, LOST);
+    const packets = figure(u?.packets, `${at}.packets`, COUNT);
+    // lost_percent is null (cJSON's NaN) when no datagram came: then there is no percentage.
+    const printedLost = u?.lost_percent === null ? undefined : figure(u?.lost_percent, `${at}.lost_percent`, FINITE);
+    const lostPercent = lostPackets !== undefined && packets ? (100 * lostPackets) / packets : printedLost;
+    const sentPackets = figure(sumSent?.packets, "end.sum_sent.packets", COUNT);
     if (jitter !== undefined) r.jitterMs = round(jitter, 6);
     if (lostPackets !== undefined) r.lostPackets = lostPackets;
     if (packets !== undefined) r.packets = packets;
     if (sentPackets !== undefined) r.sentPackets = sentPackets;
     if (lostPercent !== undefined) {
       r.lostPercent = round(lostPercent, 4);
-      if (lostPercent > 0) {
+      if (lostPercent < 0 || lostPercent > 100) {
+        // iperf3's own counting bugs (esnet/iperf#412, #914, #1866: negative counts; #1489: above
+        // 100 %): kept as printed, but no loss figure of this run can be trusted.
+        warnings.push(
+          `UDP: iperf3 counted ${lostPackets ?? "?"} lost datagrams of ${packets ?? "?"} (${round(lostPercent, 2)}%): impossible, a known iperf3 counting bug (esnet/iperf#412, #1489); the loss figures of this run are unreliable`,
+        );
+      } else if (lostPercent > 0) {
         warnings.push(`UDP: ${lostPackets ?? "?"} of ${packets ?? "?"} datagrams lost (${round(lostPercent, 2)}%) at the receiver`);
       }
     }
-    const target = num(start.target_bitrate) ?? num(testStart.target_bitrate);
+    const target = figure(start.target_bitrate, "start.target_bitrate", NON_NEGATIVE) ?? figure(testStart.target_bitrate, "start.test_start.target_bitrate", NON_NEGATIVE);
     if (target !== undefined) r.targetMbps = mbps(target);
     if (expect.bitrate === undefined && target === 1024 * 1024) {
       warnings.push("UDP ran at iperf3's default target of 1 Mbit/s (no bitrate set): this measures the target, not the path");
@@ -277,16 +350,17 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
   }
 
   const cpu = obj(end.cpu_utilization_percent);
-  const host = num(cpu?.host_total);
-  const remote = num(cpu?.remote_total);
+  const host = figure(cpu?.host_total, "end.cpu_utilization_percent.host_total", NON_NEGATIVE);
+  const remote = figure(cpu?.remote_total, "end.cpu_utilization_percent.remote_total", NON_NEGATIVE);
   if (host !== undefined) r.cpuHostPct = round(host, 2);
   if (remote !== undefined) r.cpuRemotePct = round(remote, 2);
 
   // --- socket buffers: asked for vs granted -----------------------------------------------------
   // sock_bufsize is what -w got: the asked window, or the host's limit when latlab clamped it.
-  const applied = num(start.sock_bufsize) || expect.windowApplied || (expect.window ? iperf3WindowBytes(expect.window) : undefined);
-  const snd = num(start.sndbuf_actual);
-  const rcv = num(start.rcvbuf_actual);
+  const sockBufsize = figure(start.sock_bufsize, "start.sock_bufsize", COUNT);
+  const applied = sockBufsize || expect.windowApplied || (expect.window ? iperf3WindowBytes(expect.window) : undefined);
+  const snd = figure(start.sndbuf_actual, "start.sndbuf_actual", COUNT);
+  const rcv = figure(start.rcvbuf_actual, "start.rcvbuf_actual", COUNT);
   if (snd !== undefined) r.sndbufActual = snd;
   if (rcv !== undefined) r.rcvbufActual = rcv;
   if (expect.window !== undefined) r.windowAsked = expect.window;
@@ -295,7 +369,7 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
     const asked = expect.windowApplied !== undefined && expect.window !== undefined ? expect.window : undefined;
     warnings.push(...windowWarnings(applied, snd, rcv, /linux/i.test(str(start.system_info) ?? ""), asked));
   }
-  if (expect.window && !num(start.sock_bufsize)) {
+  if (expect.window && !sockBufsize) {
     warnings.push(`asked for -w ${expect.window} but iperf3's JSON shows no socket buffer request (sock_bufsize = 0)`);
   }
 
@@ -325,14 +399,15 @@ export function parseIperf3(input: ParseIperf3Input, expect: Iperf3Expect = {}):
     warnings.push(`iperf3 exited with code ${input.exitCode} although its JSON has results and no error`);
   }
 
-  return { metric: "throughput", unit: "Mbit/s", samples, reported: r, warnings };
+  return sanitizedResult({ metric: "throughput", unit: "Mbit/s", samples, reported: r, warnings });
 }
 
-/** intervals[].sum of a document (the client's, or the server's server_output_json). */
-function intervalSums(intervals: unknown): Json[] {
-  return arr(intervals)
-    .map((i) => obj(obj(i)?.sum))
-    .filter((s): s is Json => s !== undefined);
+/** intervals[].sum of a document (the client's, or the server's server_output_json), each with its path. */
+function intervalSums(intervals: unknown, path: string): (Json & { path: string })[] {
+  return arr(intervals).flatMap((i, index) => {
+    const sum = obj(obj(i)?.sum);
+    return sum ? [{ ...sum, path: `${path}[${index}].sum` }] : [];
+  });
 }
 
 /**
@@ -346,16 +421,18 @@ export function rttFromStreams(streams: unknown[]): { meanRttUs?: number; minRtt
   let weight = 0;
   let min: number | undefined;
   let max: number | undefined;
-  for (const s of streams) {
+  for (const [i, s] of streams.entries()) {
     const sender = obj(obj(s)?.sender);
-    const mean = num(sender?.mean_rtt);
+    const at = `end.streams[${i}].sender`;
+    // Reported figures (the TCP RTT of the run): a garbage one fails the cell; 0 = not measured.
+    const mean = figure(sender?.mean_rtt, `${at}.mean_rtt`, TIME_STAT_US);
+    const lo = figure(sender?.min_rtt, `${at}.min_rtt`, TIME_STAT_US);
+    const hi = figure(sender?.max_rtt, `${at}.max_rtt`, TIME_STAT_US);
     if (!sender || mean === undefined || mean <= 0) continue;
-    const bytes = num(sender.bytes) ?? 0;
+    const bytes = figure(sender.bytes, `${at}.bytes`, NON_NEGATIVE) ?? 0;
     const w = bytes > 0 ? bytes : 1;
     weighted += mean * w;
     weight += w;
-    const lo = num(sender.min_rtt);
-    const hi = num(sender.max_rtt);
     if (lo !== undefined && lo > 0) min = min === undefined ? lo : Math.min(min, lo);
     if (hi !== undefined && hi > 0) max = max === undefined ? hi : Math.max(max, hi);
   }

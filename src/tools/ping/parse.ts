@@ -12,9 +12,9 @@
  * under 16 bytes (no room for ping's timestamp). Fatal problems go to stderr as `ping: …`.
  */
 import { ToolOutputError, type ToolResult } from "../types.ts";
+import { checked, COUNT, LineProblems, NON_NEGATIVE, PERCENT, quote, rangeProblem, RTT_US, sanitizedResult, shorten, strictNumber, TIME_STAT_US } from "../validate.ts";
 
 const TOOL = "ping";
-const NUM = String.raw`\d+(?:\.\d+)?`;
 
 export type PingReported = NonNullable<ToolResult["reported"]>;
 
@@ -48,24 +48,82 @@ export function parsePingVersion(output: string): string | undefined {
   return m?.[1];
 }
 
-/** Per-reply lines, in order. Exported for tests and for other ICMP tools that mimic ping. */
-export function parsePingReplies(stdout: string): PingReply[] {
-  const replies: PingReply[] = [];
-  const re = new RegExp(String.raw`\bbytes from\b.*?\bicmp_[rs]eq=(\d+)(.*)$`);
-  const time = new RegExp(String.raw`\btime\s*([=<])\s*(${NUM})\s*ms\b`);
-  for (const line of stripNoise(stdout).split("\n")) {
-    const m = line.match(re);
-    if (!m) continue;
+export interface PingRepliesReading {
+  /** Reply lines that could be read, in order. */
+  replies: PingReply[];
+  /** Reply lines (`… bytes from …`) that could not be read: left out, to be warned about. */
+  unreadable: LineProblems;
+  /** Duplicates among the unreadable lines (they carry `(DUP!)`): not counted as replies. */
+  unreadableDuplicates: number;
+}
+
+/**
+ * Reads every line that is a reply (`N bytes from …`). A reply line that cannot be read —
+ * no `icmp_seq=`, a `time=` that is not a number (`abc`, `nan`, `1e400`), no ` ms` after it
+ * (the line was cut), an impossible time (≤ 0, above the statistics' limit), or no `time=` at
+ * all while other replies have one (cut short) — is not a sample; it is listed in
+ * `unreadable` with its line number. Replies without time= are kept (undefined rttUs) only
+ * when no reply has one: ping prints none for payloads under 16 bytes.
+ */
+export function readPingReplies(stdout: string): PingRepliesReading {
+  const lines = stripNoise(stdout).split("\n");
+  const replies: (PingReply & { line: number; text: string })[] = [];
+  const unreadable = new LineProblems(TOOL, "reply lines");
+  let unreadableDuplicates = 0;
+  const bad = (line: number, text: string, problem: string) => {
+    unreadable.add(line, text, problem);
+    if (/\(DUP!\)/.test(text)) unreadableDuplicates++;
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i]!;
+    if (!/\d+ bytes from\b/.test(text)) continue;
+    const line = i + 1;
+    const m = text.match(/\bicmp_[rs]eq=(\d+)(.*)$/);
+    if (!m) {
+      bad(line, text, "has no icmp_seq=");
+      continue;
+    }
     const rest = m[2]!;
-    const t = rest.match(time);
-    const reply: PingReply = { seq: Number(m[1]), duplicate: /\(DUP!\)/.test(rest) };
+    const reply: PingReply & { line: number; text: string } = { seq: Number(m[1]), duplicate: /\(DUP!\)/.test(rest), line, text };
+    const t = rest.match(/\btime\s*([=<])\s*(\S*?)(?:\s*(ms)\b|\s|$)/);
     if (t) {
-      reply.rttUs = msToUs(Number(t[2]));
+      const value = strictNumber(t[2]!);
+      if (t[3] === undefined) {
+        bad(line, text, Number.isNaN(value) ? "time is not a number" : "time has no unit (ms): the line was cut");
+        continue;
+      }
+      const us = msToUs(value);
+      const problem = Number.isNaN(value) ? "is not a number" : rangeProblem(us, RTT_US);
+      if (problem !== undefined) {
+        bad(line, text, `time ${problem}`);
+        continue;
+      }
+      reply.rttUs = us;
       if (t[1] === "<") reply.bound = true;
+    } else if (/\btime\b/.test(rest)) {
+      bad(line, text, "time cannot be read");
+      continue;
     }
     replies.push(reply);
   }
-  return replies;
+  // Untimed replies among timed ones were cut short (ping times every reply or none).
+  const timed = replies.some((r) => r.rttUs !== undefined);
+  const kept: PingReply[] = [];
+  for (const r of replies) {
+    if (timed && r.rttUs === undefined) {
+      bad(r.line, r.text, "has no time= (other replies have one: the line was cut)");
+      continue;
+    }
+    const { line: _line, text: _text, ...reply } = r;
+    kept.push(reply);
+  }
+  unreadable.list.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+  return { replies: kept, unreadable, unreadableDuplicates };
+}
+
+/** Per-reply lines that could be read, in order. Exported for tests and for other ICMP tools that mimic ping. */
+export function parsePingReplies(stdout: string): PingReply[] {
+  return readPingReplies(stdout).replies;
 }
 
 /** ICMP errors ping printed per probe ("From 10.0.0.1 icmp_seq=2 Destination Host Unreachable"). */
@@ -92,9 +150,69 @@ function countBy(items: string[]): string {
   return [...counts].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join("; ");
 }
 
+/** The statistics line: counts, loss, time. A line that says it is one but cannot be read fails. */
+function readStatistics(stdout: string) {
+  const lines = stdout.split("\n");
+  const at = lines.findIndex((l) => /\bpackets transmitted\b/.test(l));
+  if (at < 0) return undefined;
+  const text = lines[at]!;
+  const where = { line: at + 1, text };
+  const m = text.match(/(\S+)\s+packets transmitted,\s*(\S+)\s+(?:packets\s+)?received([^\n]*)/);
+  if (!m) throw new ToolOutputError(TOOL, `line ${at + 1}: the statistics line cannot be read: ${quote(text)}`);
+  const count = (field: string, token: string | undefined) => (token === undefined ? 0 : checked(TOOL, field, strictNumber(token), COUNT, where));
+  // A Ctrl-C echoed by the terminal may be glued to the count in a pasted capture.
+  const transmitted = count("transmitted", m[1]!.replace(/^\^C/, ""));
+  const received = count("received", m[2]);
+  const rest = m[3]!;
+  const duplicates = count("duplicates", rest.match(/\+(\S+)\s+duplicates?/)?.[1]);
+  const corrupted = count("corrupted", rest.match(/\+(\S+)\s+corrupted/)?.[1]);
+  const errors = count("errors", rest.match(/\+(\S+)\s+errors?/)?.[1]);
+  const lossText = rest.match(/(\S+)%\s+packet loss/)?.[1];
+  if (lossText !== undefined) checked(TOOL, "packet loss", strictNumber(lossText), PERCENT, where);
+  const timeText = rest.match(/time\s+(\S+?)\s*ms/)?.[1];
+  const totalTimeMs = timeText === undefined ? undefined : checked(TOOL, "time", strictNumber(timeText), NON_NEGATIVE, where);
+  return { transmitted, received, duplicates, corrupted, errors, lossText, totalTimeMs };
+}
+
+/** The `rtt min/avg/max/mdev` line, in µs. A line that says it is one but cannot be read fails. */
+function readRttLine(stdout: string): Record<string, number> | undefined {
+  const lines = stdout.split("\n");
+  const at = lines.findIndex((l) => /\b(?:rtt|round-trip)\s+min\/avg\/max\/(?:mdev|stddev)\b/.test(l));
+  if (at < 0) return undefined;
+  const text = lines[at]!;
+  const where = { line: at + 1, text };
+  const m = text.match(/=\s*([^\s/]*)\/([^\s/]*)\/([^\s/]*)\/([^\s/,]*)\s*ms\b(.*)$/);
+  if (!m) throw new ToolOutputError(TOOL, `line ${at + 1}: the rtt min/avg/max/mdev line cannot be read: ${quote(text)}`);
+  const us = (field: string, token: string) => checked(TOOL, field, msToUs(strictNumber(token)), TIME_STAT_US, where);
+  const out: Record<string, number> = {
+    min: us("rtt min", m[1]!),
+    mean: us("rtt avg", m[2]!),
+    max: us("rtt max", m[3]!),
+    // iputils' "mdev" is the population standard deviation (sqrt(E[x²] − E[x]²)).
+    stddev: us("rtt mdev", m[4]!),
+  };
+  out.mdev = out.stddev!;
+  const rest = m[5]!;
+  const pipe = rest.match(/,\s*pipe\s+(\S+?)(?:,|\s|$)/)?.[1];
+  if (pipe !== undefined) out.pipe = checked(TOOL, "pipe", strictNumber(pipe), COUNT, where);
+  const ipg = rest.match(/,\s*ipg\/ewma\s+([^\s/]*)\/(\S*?)\s*ms/);
+  if (ipg) {
+    out.ipgUs = us("ipg", ipg[1]!);
+    out.ewmaUs = us("ewma", ipg[2]!);
+  }
+  return out;
+}
+
 /**
  * Parses one ping run. Samples are the RTTs of replies (duplicates excluded), in µs.
  * Throws ToolOutputError when ping failed or nothing came back.
+ *
+ * Validation (issue 12): a reply line that cannot be read (see {@link readPingReplies}) is one
+ * probe among many, so it is left out with a warning that counts such lines and quotes the
+ * first; when they are more than half of the reply lines the cell fails (the output is not
+ * ping's as latlab knows it). The statistics and rtt lines are ping's summary of the whole
+ * run: a figure there that cannot be read or is impossible fails the cell, naming the figure
+ * and the line.
  */
 export function parsePing(input: ParsePingInput): ToolResult {
   const stdout = stripNoise(input.stdout);
@@ -105,23 +223,16 @@ export function parsePing(input: ParsePingInput): ToolResult {
   const fatal = messages.filter((m) => !BENIGN.some((re) => re.test(m)));
   const benign = messages.filter((m) => BENIGN.some((re) => re.test(m)));
 
-  const stats = stdout.match(/(\d+)\s+packets transmitted,\s*(\d+)\s+(?:packets\s+)?received([^\n]*)/);
+  const stats = readStatistics(stdout);
   if (!stats) {
-    if (fatal.length > 0) throw new ToolOutputError(TOOL, [...new Set(fatal)].join("; "));
-    if (benign.length > 0) throw new ToolOutputError(TOOL, [...new Set(benign)].join("; "));
-    const tail = stdout.trim().split("\n").slice(-2).join(" | ");
-    throw new ToolOutputError(TOOL, `no ping statistics in output${tail ? ` (last lines: ${tail})` : " (output is empty)"}`);
+    if (fatal.length > 0) throw new ToolOutputError(TOOL, shorten([...new Set(fatal)].join("; ")));
+    if (benign.length > 0) throw new ToolOutputError(TOOL, shorten([...new Set(benign)].join("; ")));
+    const tail = stdout.trim().split("\n").slice(-2).join("\n");
+    throw new ToolOutputError(TOOL, `no ping statistics in output${tail ? ` (last lines: ${quote(tail)})` : " (output is empty)"}`);
   }
 
-  const transmitted = Number(stats[1]);
-  const received = Number(stats[2]);
-  const rest = stats[3]!;
-  const duplicates = Number(rest.match(/\+(\d+)\s+duplicates?/)?.[1] ?? 0);
-  const corrupted = Number(rest.match(/\+(\d+)\s+corrupted/)?.[1] ?? 0);
-  const errors = Number(rest.match(/\+(\d+)\s+errors?/)?.[1] ?? 0);
-  const lossText = rest.match(new RegExp(String.raw`(${NUM})%\s+packet loss`))?.[1];
+  const { transmitted, received, duplicates, corrupted, errors, lossText } = stats;
   const lossPercent = lossText !== undefined ? Number(lossText) : transmitted > 0 ? ((transmitted - received) * 100) / transmitted : undefined;
-  const totalTime = rest.match(/time\s+(\d+)\s*ms/)?.[1];
 
   const errorLines = parseErrorLines(stdout);
 
@@ -136,25 +247,10 @@ export function parsePing(input: ParsePingInput): ToolResult {
     corrupted,
     lossPercent,
   };
-  if (totalTime !== undefined) reported.totalTimeMs = Number(totalTime);
+  if (stats.totalTimeMs !== undefined) reported.totalTimeMs = stats.totalTimeMs;
 
-  const rtt = stdout.match(
-    new RegExp(
-      String.raw`(?:rtt|round-trip)\s+min/avg/max/(?:mdev|stddev)\s*=\s*(${NUM})/(${NUM})/(${NUM})/(${NUM})\s*ms` +
-        String.raw`(?:,\s*pipe\s+(\d+))?(?:,\s*ipg/ewma\s+(${NUM})/(${NUM})\s*ms)?`,
-    ),
-  );
-  if (rtt) {
-    reported.min = msToUs(Number(rtt[1]));
-    reported.mean = msToUs(Number(rtt[2]));
-    reported.max = msToUs(Number(rtt[3]));
-    // iputils' "mdev" is the population standard deviation (sqrt(E[x²] − E[x]²)).
-    reported.stddev = msToUs(Number(rtt[4]));
-    reported.mdev = reported.stddev;
-    if (rtt[5] !== undefined) reported.pipe = Number(rtt[5]);
-    if (rtt[6] !== undefined) reported.ipgUs = msToUs(Number(rtt[6]));
-    if (rtt[7] !== undefined) reported.ewmaUs = msToUs(Number(rtt[7]));
-  }
+  const rtt = readRttLine(stdout);
+  if (rtt) Object.assign(reported, rtt);
 
   if (received === 0) {
     const why: string[] = [];
@@ -162,12 +258,18 @@ export function parsePing(input: ParsePingInput): ToolResult {
     if (fatal.length > 0) why.push(countBy(fatal));
     throw new ToolOutputError(
       TOOL,
-      `no reply: ${lossText ?? 100}% packet loss (${transmitted} sent)${why.length ? `; ${why.join("; ")}` : ""}`,
+      shorten(`no reply: ${lossText ?? 100}% packet loss (${transmitted} sent)${why.length ? `; ${why.join("; ")}` : ""}`, 400),
     );
   }
 
-  const replies = parsePingReplies(stdout);
+  const reading = readPingReplies(stdout);
+  const replies = reading.replies;
+  const replyLines = replies.length + reading.unreadable.count;
+  reading.unreadable.failIfMost(replyLines);
+  const unreadableWarning = reading.unreadable.warning(replyLines);
+  if (unreadableWarning) warnings.push(unreadableWarning);
   const firsts = replies.filter((r) => !r.duplicate);
+  const firstLines = firsts.length + reading.unreadable.count - reading.unreadableDuplicates;
   const timed = firsts.filter((r) => r.rttUs !== undefined);
   if (timed.length === 0) {
     if (firsts.length > 0) {
@@ -175,6 +277,9 @@ export function parsePing(input: ParsePingInput): ToolResult {
         TOOL,
         "replies carry no time= (payload under 16 bytes leaves no room for ping's timestamp)",
       );
+    }
+    if (reading.unreadable.count > 0) {
+      throw new ToolOutputError(TOOL, `no reply line could be read (${unreadableWarning})`);
     }
     if (rtt) {
       warnings.push("ping printed no per-reply lines (quiet mode?); samples are empty, only its summary is kept");
@@ -187,21 +292,23 @@ export function parsePing(input: ParsePingInput): ToolResult {
   if (received < transmitted) {
     warnings.push(`packet loss: ${transmitted - received} of ${transmitted} probes unanswered (${lossText ?? lossPercent}%)`);
   }
+  if (received > transmitted) warnings.push(`ping counted ${received} received of ${transmitted} transmitted`);
   if (duplicates > 0) warnings.push(`${duplicates} duplicate replies (DUP!), left out of the samples`);
   if (corrupted > 0) warnings.push(`${corrupted} corrupted replies`);
   if (errors > 0) {
     warnings.push(`+${errors} errors${errorLines.length ? `: ${countBy(errorLines)}` : ""}`);
   }
-  for (const m of [...new Set([...fatal, ...benign])]) warnings.push(`ping: ${m}`);
+  for (const m of [...new Set([...fatal, ...benign])].slice(0, 5)) warnings.push(`ping: ${shorten(m)}`);
   const bounds = timed.filter((r) => r.bound).length;
   if (bounds > 0) warnings.push(`${bounds} replies reported as time<N ms; recorded at the bound`);
-  if (firsts.length > 0 && firsts.length !== received) {
-    warnings.push(`ping printed ${firsts.length} reply lines but counted ${received} received`);
+  // Reply lines (read or not) against ping's own count: a difference means lines went missing.
+  if (firstLines > 0 && firstLines !== received) {
+    warnings.push(`ping printed ${firstLines} reply lines but counted ${received} received`);
   }
   if (!rtt) warnings.push("ping printed no rtt min/avg/max/mdev line");
   if (input.exitCode !== undefined && input.exitCode !== null && input.exitCode !== 0) {
     warnings.push(`ping exited with code ${input.exitCode}`);
   }
 
-  return { metric: "rtt", unit: "us", samples, reported, warnings };
+  return sanitizedResult({ metric: "rtt", unit: "us", samples, reported, warnings });
 }

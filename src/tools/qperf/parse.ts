@@ -23,6 +23,7 @@
  *   message larger than a datagram gives exit 0 with `latency = 0 ns` and send errors.
  */
 import { ToolOutputError, type ToolResult } from "../types.ts";
+import { quote, rangeProblem, RTT_US, sanitizedResult, shorten, THROUGHPUT_MBPS, valueError, type Range, type Where } from "../validate.ts";
 
 const TOOL = "qperf";
 
@@ -39,6 +40,9 @@ export interface QperfEntry {
   exact?: number;
   /** Everything right of `=`, trimmed. */
   text: string;
+  /** 1-based line of the text given to parseQperfOutput, and that line trimmed. */
+  line?: number;
+  raw?: string;
 }
 
 export interface QperfBlock {
@@ -128,7 +132,9 @@ export function parseQperfOutput(text: string): QperfOutput {
   const blocks: QperfBlock[] = [];
   const messages: string[] = [];
   let current: QperfBlock | undefined;
-  for (const raw of text.replace(/\r/g, "").split("\n")) {
+  const lines = text.replace(/\r/g, "").split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!;
     if (raw.trim() === "") continue;
     // Test names have an underscore (tcp_lat, rc_bw…) or are conf/quit; "server:" alone is
     // the start of an error message whose rest was lost.
@@ -140,7 +146,7 @@ export function parseQperfOutput(text: string): QperfOutput {
     }
     const entry = raw.match(/^\s*([a-z][a-z0-9_]*)\s*=\s*(.*?)\s*$/);
     if (entry && current) {
-      current.entries.push(parseEntry(entry[1]!, entry[2]!));
+      current.entries.push({ ...parseEntry(entry[1]!, entry[2]!), line: i + 1, raw: raw.trim() });
       continue;
     }
     messages.push(raw.trim());
@@ -179,7 +185,8 @@ export function reportedKey(name: string, kind: Kind): string {
 
 /** `qperf --version` → "0.4.11". */
 export function parseQperfVersion(output: string): string | undefined {
-  return output.match(/^\s*qperf\s+v?(\d+(?:\.\d+)+\S*)/m)?.[1];
+  const v = output.match(/^\s*qperf\s+v?(\d+(?:\.\d+)+\S*)/m)?.[1];
+  return v === undefined ? undefined : shorten(v, 80);
 }
 
 export type QperfTestKind = "latency" | "bandwidth";
@@ -211,11 +218,18 @@ export interface QperfExpect {
 export function parseQperf(input: ParseQperfInput, expect: QperfExpect = {}): ToolResult {
   const text = `${input.stdout}\n${input.stderr ?? ""}`;
   const { blocks, messages } = parseQperfOutput(text);
+  // Lines past stdout's are stderr's (the text is stdout, "\n", stderr).
+  const stdoutLines = input.stdout.replace(/\r/g, "").split("\n").length;
+  const where = (e: QperfEntry): Where => {
+    const text = e.raw ?? `${e.name} = ${e.text}`;
+    if (e.line === undefined) return { text };
+    return e.line > stdoutLines ? { line: e.line - stdoutLines, source: "stderr", text } : { line: e.line, text };
+  };
   const warnings: string[] = [];
   const usable = blocks.filter((b) => qperfTestKind(b.test) !== undefined && b.entries.length > 0);
 
   if (usable.length === 0) {
-    if (messages.length > 0) throw new ToolOutputError(TOOL, explain(messages, blocks));
+    if (messages.length > 0) throw new ToolOutputError(TOOL, explain(messages, blocks, input.exitCode));
     if (blocks.length > 0) {
       throw new ToolOutputError(TOOL, `qperf printed "${blocks.map((b) => `${b.test}:`).join(" ")}" but no results${exitNote(input.exitCode)}`);
     }
@@ -230,7 +244,8 @@ export function parseQperf(input: ParseQperfInput, expect: QperfExpect = {}): To
   if (usable.length > 1) {
     warnings.push(`qperf ran ${usable.length} tests (${usable.map((b) => b.test).join(", ")}); read ${block.test} only`);
   }
-  for (const m of messages) warnings.push(`qperf: ${m}`);
+  for (const m of messages.slice(0, MAX_MESSAGES)) warnings.push(`qperf: ${shorten(m)}`);
+  if (messages.length > MAX_MESSAGES) warnings.push(`qperf: … and ${messages.length - MAX_MESSAGES} more lines that are not results`);
 
   const kind = qperfTestKind(block.test)!;
   const reported: QperfReported = { test: block.test };
@@ -242,23 +257,33 @@ export function parseQperf(input: ParseQperfInput, expect: QperfExpect = {}): To
       continue;
     }
     const n = normaliseEntry(e);
-    if (n) reported[reportedKey(e.name, n.kind)] = n.value;
-    else {
-      reported[camel(e.name)] = e.text;
+    if (n) {
+      // A figure qperf printed is kept in `reported`: an impossible one (negative, infinite)
+      // means the block is damaged, and the result next to it cannot be trusted either: fail.
+      const problem = rangeProblem(n.value, SECONDARY[n.kind]);
+      if (problem !== undefined) throw valueError(TOOL, e.name, problem, where(e));
+      reported[reportedKey(e.name, n.kind)] = n.value;
+    } else {
+      reported[camel(e.name)] = shorten(e.text);
       unknown.push(`${e.name} = ${e.text}`);
     }
   }
-  if (unknown.length) warnings.push(`qperf printed values in units latlab does not know, kept as text: ${unknown.join("; ")}`);
+  if (unknown.length) warnings.push(shorten(`qperf printed values in units latlab does not know (or not numbers), kept as text: ${unknown.join("; ")}`, 400));
 
   const mainName = kind === "latency" ? "latency" : "bw";
   if (!main) throw new ToolOutputError(TOOL, `qperf's ${block.test} block has no "${mainName} =" line`);
+  // The one value that is the result: anything wrong with it fails the cell.
+  const mainWhere = where(main);
+  if (Number.isNaN(main.value)) throw valueError(TOOL, mainName, "is not a number", mainWhere);
   const n = normaliseEntry(main);
   const wantKind = kind === "latency" ? "time" : "bandwidth";
-  if (!n || n.kind !== wantKind) throw new ToolOutputError(TOOL, `unreadable ${mainName} in qperf output: "${main.text}"`);
-  reported.printed = `${mainName} = ${main.text}`;
+  if (!n || n.kind !== wantKind) {
+    throw valueError(TOOL, mainName, `is unreadable: "${shorten(main.unit, 40)}" is not a unit of ${wantKind === "time" ? "time" : "bandwidth"} qperf prints`, mainWhere);
+  }
+  reported.printed = shorten(`${mainName} = ${main.text}`);
 
   const errors = Object.entries(reported).filter(([k, v]) => /Errors$/.test(k) && typeof v === "number" && v > 0);
-  if (n.value <= 0) {
+  if (n.value === 0) {
     const why = errors.length ? ` (${errors.map(([k, v]) => `${k}=${v}`).join(", ")}: nothing came back${kind === "latency" && /^udp/.test(block.test) ? "; a UDP message must fit a datagram, ≤ 65507 bytes" : ""})` : "";
     throw new ToolOutputError(TOOL, `${block.test} measured nothing: ${mainName} = ${main.text}${why}`);
   }
@@ -268,10 +293,14 @@ export function parseQperf(input: ParseQperfInput, expect: QperfExpect = {}): To
   if (kind === "latency") {
     const oneWayUs = clean(n.value * 1e6);
     sample = clean(oneWayUs * 2);
+    const problem = rangeProblem(sample, RTT_AS_PRINTED);
+    if (problem !== undefined) throw valueError(TOOL, mainName, problem, mainWhere);
     reported.printedOneWayUs = oneWayUs;
     reported.mean = sample;
   } else {
     sample = n.value;
+    const problem = rangeProblem(sample, THROUGHPUT_MBPS);
+    if (problem !== undefined) throw valueError(TOOL, mainName, problem, mainWhere);
     reported.mean = sample;
   }
 
@@ -285,21 +314,47 @@ export function parseQperf(input: ParseQperfInput, expect: QperfExpect = {}): To
     warnings.push(`qperf exited with code ${input.exitCode} although it printed results`);
   }
 
-  return {
+  return sanitizedResult({
     metric: kind === "latency" ? "rtt" : "throughput",
     unit: kind === "latency" ? "us" : "Mbit/s",
     samples: [sample],
     reported,
     warnings,
-  };
+  });
 }
+
+/** qperf's lines that are not results, quoted as warnings at most. */
+const MAX_MESSAGES = 5;
+
+/** Range of each kind of secondary figure, in its base unit (see UNITS): none is negative. */
+const SECONDARY: Record<Kind, Range> = {
+  time: { min: 0, max: Number.MAX_VALUE, unit: "s" },
+  bandwidth: THROUGHPUT_MBPS,
+  rate: { min: 0, max: Number.MAX_VALUE, unit: "/sec" },
+  size: { min: 0, max: Number.MAX_VALUE, unit: "bytes" },
+  count: { min: 0, max: Number.MAX_VALUE },
+  cpus: { min: 0, max: Number.MAX_VALUE, unit: "% cpus" },
+  cost: { min: 0, max: Number.MAX_VALUE, unit: "s/GB" },
+};
+
+/** The RTT latlab makes of qperf's latency (2 × one-way), as messages name it. */
+const RTT_AS_PRINTED: Range = { ...RTT_US, unit: "µs (RTT)" };
 
 function exitNote(code: number | null | undefined): string {
   return code !== undefined && code !== null && code !== 0 ? `; exit code ${code}` : "";
 }
 
-function explain(messages: string[], blocks: QperfBlock[]): string {
-  const text = messages.map((m) => (/:\s*$/.test(m) ? `${m.trim()} (the rest of qperf's message was lost)` : m)).join("; ");
+/**
+ * qperf's own error lines look like `127.0.0.1: failed to connect`, `server: unable to …`,
+ * `foo_lat: bad test; try: …`: a word, a colon. Anything else is not qperf talking.
+ */
+const QPERF_MESSAGE = /^[\w.\-[\]]+:(?:\s|$)/;
+
+function explain(messages: string[], blocks: QperfBlock[], exitCode: number | null | undefined): string {
+  if (!messages.every((m) => QPERF_MESSAGE.test(m))) {
+    return `no qperf results, and the output is not qperf's: ${quote(messages.join("\n"))}${exitNote(exitCode)}`;
+  }
+  const text = shorten(messages.map((m) => (/:\s*$/.test(m) ? `${m.trim()} (the rest of qperf's message was lost)` : m)).join("; "));
   const hints: string[] = [];
   if (messages.some((m) => /failed to connect/.test(m))) {
     hints.push("no qperf server answered on the listen port (qperf -lp) within its 5 s wait");

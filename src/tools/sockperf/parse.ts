@@ -14,6 +14,25 @@
  * everything on stdout, so failure is recognised from the text alone.
  */
 import { ToolOutputError, type ToolResult } from "../types.ts";
+import {
+  checked,
+  COUNT,
+  FINITE,
+  LineProblems,
+  lineAt,
+  lineTextAt,
+  MAX_VALUE,
+  NON_NEGATIVE,
+  PERCENT,
+  quote,
+  rangeProblem,
+  RTT_US,
+  sanitizedResult,
+  shorten,
+  strictNumber,
+  TIME_STAT_US,
+  type Range,
+} from "../validate.ts";
 
 const TOOL = "sockperf";
 
@@ -31,14 +50,17 @@ export interface SockperfSummary {
 
 export interface SockperfFullLog {
   column: SockperfPrinted;
-  /** RTT in µs, one per row, in file order. */
+  /** RTT in µs, one per row that could be read, in file order. */
   samples: number[];
+  /** Rows that could not be read (left out of samples), with their line numbers in the file. */
+  unreadable: LineProblems;
+  /** Rows in the file: samples plus unreadable. */
+  rows: number;
 }
 
 // ANSI SGR sequences ("\x1b[2;35m", "\x1b[0m"); also the bare "[2;35m" left when ESC was lost.
 const ANSI = /\x1b\[[0-9;]*m/g;
 const BARE_SGR = /\[(?:\d+;)*\d+m/g;
-const NUM = String.raw`[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?`;
 
 /** Removes colour codes and carriage returns. */
 export function stripAnsi(text: string): string {
@@ -50,11 +72,8 @@ function roundUs(v: number): number {
   return Math.round(v * 1000) / 1000;
 }
 
-function num(s: string | undefined): number | undefined {
-  if (s === undefined) return undefined;
-  const v = Number(s);
-  return Number.isFinite(v) ? v : undefined;
-}
+/** A token that is not a number where sockperf prints one. */
+const TOKEN = String.raw`[^\s,;()\[\]]+`;
 
 /** "99.990" → "p99_99", "99.000" → "p99", "50.000" → "p50", "99.900" → "p999" (Summary's key). */
 export function percentileKey(label: string): string {
@@ -98,18 +117,26 @@ function hasUsage(text: string): boolean {
 
 /**
  * Parses the printed summary block. Returns undefined when the text has none (no
- * "Total N observations" and no avg line). Throws nothing: callers decide.
+ * "Total N observations" and no avg line). Throws ToolOutputError when a figure in it is not a
+ * number or is impossible (negative, infinite, an RTT of 0): the summary is sockperf's account
+ * of the whole run, and without a full log it is the result, so a garbage figure fails the cell.
+ * `source` names the text in messages ("full log") when it is not sockperf's printed output.
  */
-export function parseSockperfSummary(rawText: string): SockperfSummary | undefined {
+export function parseSockperfSummary(rawText: string, source?: string): SockperfSummary | undefined {
   const text = stripAnsi(rawText);
   const warnings: string[] = [];
 
+  /** The figure `token` printed at `index`, checked (after ×f for RTT/2 values). */
+  const value = (field: string, token: string, index: number, range: Range, factor = 1): number => {
+    const where = { line: lineAt(text, index), text: lineTextAt(text, index), ...(source ? { source } : {}) };
+    const v = strictNumber(token);
+    return checked(TOOL, field, Number.isNaN(v) ? v : roundUs(v * factor), range, where);
+  };
+
   // avg line: "====> avg-rtt=118.478 (std-dev=…, …)" — tolerate any spacing around "=".
-  const avg = text.match(
-    new RegExp(String.raw`avg-(rtt|latency|lat)\s*=\s*(${NUM})\s*(?:\(([^)\n]*)\))?`),
-  );
-  const summaryLine = text.match(new RegExp(String.raw`Summary:\s*(Round trip|Latency)\b[^\n]*?\bis\s+(${NUM})\s*usec`));
-  const total = text.match(/Total\s+(\d+)\s+observations/);
+  const avg = text.match(new RegExp(String.raw`avg-(rtt|latency|lat)\s*=\s*(${TOKEN})\s*(?:\(([^)\n]*)\))?`));
+  const summaryLine = text.match(new RegExp(String.raw`Summary:\s*(Round trip|Latency)\b[^\n]*?\bis\s+(${TOKEN})\s*usec`));
+  const total = text.match(new RegExp(String.raw`Total\s+(${TOKEN})\s+observations`));
   if (!avg && !summaryLine && !total) return undefined;
 
   let printed: SockperfPrinted | undefined;
@@ -129,95 +156,101 @@ export function parseSockperfSummary(rawText: string): SockperfSummary | undefin
     warnings.push("sockperf output has no avg-rtt/avg-latency line; assuming one-way latency (sockperf's default)");
   }
   const f = printed === "rtt" ? 1 : 2;
-  const us = (v: number | undefined) => (v === undefined ? undefined : roundUs(v * f));
 
   const r: SockperfReported = { metric: "rtt", unit: "us", printed };
 
   const version = text.match(/==\s*version\s*#\s*([^\s=]+)\s*==/);
-  if (version) r.version = version[1];
+  if (version) r.version = shorten(version[1]!, 80);
 
-  if (avg) r.mean = us(num(avg[2]));
-  else if (summaryLine) r.mean = us(num(summaryLine[2]));
-  if (summaryLine) r.summaryAvg = us(num(summaryLine[2]));
+  if (avg) r.mean = value(`avg-${avg[1]}`, avg[2]!, avg.index!, RTT_US, f);
+  if (summaryLine) {
+    r.summaryAvg = value(`Summary "${summaryLine[1]} is"`, summaryLine[2]!, summaryLine.index!, RTT_US, f);
+    r.mean ??= r.summaryAvg;
+  }
 
   // Inside the parentheses: "std-dev=0.540, mean-ad=0.358, …, cv=0.048, …, 99.0% ci=[a, b]".
   const inner = avg?.[3];
-  if (inner !== undefined) {
-    const ci = inner.match(new RegExp(String.raw`(${NUM})\s*%\s*ci\s*=\s*\[\s*(${NUM})\s*,\s*(${NUM})\s*\]`));
+  if (avg && inner !== undefined) {
+    const at = avg.index!;
+    const ci = inner.match(new RegExp(String.raw`(${TOKEN})\s*%\s*ci\s*=\s*\[\s*(${TOKEN})\s*,\s*(${TOKEN})\s*\]`));
     if (ci) {
-      r.ciLevel = num(ci[1]);
-      r.ciLow = us(num(ci[2]));
-      r.ciHigh = us(num(ci[3]));
+      r.ciLevel = value("ci level", ci[1]!, at, PERCENT);
+      r.ciLow = value("ci", ci[2]!, at, FINITE, f);
+      r.ciHigh = value("ci", ci[3]!, at, FINITE, f);
     }
     const pairs = inner.replace(/[^,]*ci\s*=\s*\[[^\]]*\]/, "");
-    for (const m of pairs.matchAll(new RegExp(String.raw`([a-z][a-z-]*)\s*=\s*(${NUM})`, "gi"))) {
+    for (const m of pairs.matchAll(new RegExp(String.raw`([a-z][a-z-]*)\s*=\s*(${TOKEN})`, "gi"))) {
       const key = m[1]!.toLowerCase();
-      const v = num(m[2]);
+      const token = m[2]!;
       switch (key) {
         case "std-dev":
-          r.stddev = us(v);
+          r.stddev = value(key, token, at, TIME_STAT_US, f);
           break;
         case "mean-ad":
-          r.meanAbsDev = us(v);
+          r.meanAbsDev = value(key, token, at, TIME_STAT_US, f);
           break;
         case "median-ad":
-          r.medianAbsDev = us(v);
+          r.medianAbsDev = value(key, token, at, TIME_STAT_US, f);
           break;
         case "siqr":
-          r.siqr = us(v);
+          r.siqr = value(key, token, at, TIME_STAT_US, f);
           break;
         case "std-error":
-          r.stdError = us(v);
+          r.stdError = value(key, token, at, TIME_STAT_US, f);
           break;
         case "cv":
-          r.cv = v; // dimensionless: the same for RTT and RTT/2
+          r.cv = value(key, token, at, NON_NEGATIVE); // dimensionless: the same for RTT and RTT/2
           break;
         default:
-          r[key] = v;
-          warnings.push(`sockperf printed an unknown statistic "${key}"; kept unscaled`);
+          r[key] = value(key, token, at, FINITE);
+          warnings.push(`sockperf printed an unknown statistic "${shorten(key, 40)}"; kept unscaled`);
       }
     }
   }
 
-  if (total) r.count = Number(total[1]);
+  if (total) r.count = value("Total observations", total[1]!, total.index!, COUNT);
 
   // "---> <MAX> observation = 2901.641" (some pastes lose the angle brackets).
-  const max = text.match(new RegExp(String.raw`<?MAX>?\s+observation\s*=\s*(${NUM})`));
-  const min = text.match(new RegExp(String.raw`<?MIN>?\s+observation\s*=\s*(${NUM})`));
-  if (max) r.max = us(num(max[1]));
-  if (min) r.min = us(num(min[1]));
+  const max = text.match(new RegExp(String.raw`<?MAX>?\s+observation\s*=\s*(${TOKEN})`));
+  const min = text.match(new RegExp(String.raw`<?MIN>?\s+observation\s*=\s*(${TOKEN})`));
+  if (max) r.max = value("<MAX> observation", max[1]!, max.index!, RTT_US, f);
+  if (min) r.min = value("<MIN> observation", min[1]!, min.index!, RTT_US, f);
 
-  for (const m of text.matchAll(new RegExp(String.raw`percentile\s+(${NUM})\s*=\s*(${NUM})`, "g"))) {
-    const key = percentileKey(m[1]!);
-    if (r[key] === undefined) r[key] = us(num(m[2]));
+  for (const m of text.matchAll(new RegExp(String.raw`percentile\s+(${TOKEN})\s*=\s*(${TOKEN})`, "g"))) {
+    const label = m[1]!;
+    value("percentile", label, m.index, PERCENT);
+    const key = percentileKey(label);
+    if (r[key] === undefined) r[key] = value(`percentile ${label}`, m[2]!, m.index, RTT_US, f);
   }
 
   // "[Valid Duration] RunTime=0.550 sec; SentMessages=4641; ReceivedMessages=4641"
   const valid = text.match(
-    new RegExp(String.raw`\[Valid Duration\]\s*RunTime\s*=\s*(${NUM})\s*sec;\s*SentMessages\s*=\s*(\d+);\s*ReceivedMessages\s*=\s*(\d+)`),
+    new RegExp(String.raw`\[Valid Duration\]\s*RunTime\s*=\s*(${TOKEN})\s*sec;\s*SentMessages\s*=\s*(${TOKEN});\s*ReceivedMessages\s*=\s*(${TOKEN})`),
   );
   if (valid) {
-    r.validDurationSeconds = num(valid[1]);
-    r.validSentMessages = Number(valid[2]);
-    r.validReceivedMessages = Number(valid[3]);
+    r.validDurationSeconds = value("[Valid Duration] RunTime", valid[1]!, valid.index!, NON_NEGATIVE);
+    r.validSentMessages = value("[Valid Duration] SentMessages", valid[2]!, valid.index!, COUNT);
+    r.validReceivedMessages = value("[Valid Duration] ReceivedMessages", valid[3]!, valid.index!, COUNT);
   }
   const totalRun = text.match(
-    new RegExp(String.raw`\[Total Run\]\s*RunTime\s*=\s*(${NUM})\s*sec;(?:\s*Warm up time\s*=\s*(\d+)\s*msec;)?\s*SentMessages\s*=\s*(\d+);\s*ReceivedMessages\s*=\s*(\d+)`),
+    new RegExp(
+      String.raw`\[Total Run\]\s*RunTime\s*=\s*(${TOKEN})\s*sec;(?:\s*Warm up time\s*=\s*(${TOKEN})\s*msec;)?\s*SentMessages\s*=\s*(${TOKEN});\s*ReceivedMessages\s*=\s*(${TOKEN})`,
+    ),
   );
   if (totalRun) {
-    r.totalRunSeconds = num(totalRun[1]);
-    if (totalRun[2] !== undefined) r.warmupMs = Number(totalRun[2]);
-    r.totalSentMessages = Number(totalRun[3]);
-    r.totalReceivedMessages = Number(totalRun[4]);
+    r.totalRunSeconds = value("[Total Run] RunTime", totalRun[1]!, totalRun.index!, NON_NEGATIVE);
+    if (totalRun[2] !== undefined) r.warmupMs = value("[Total Run] Warm up time", totalRun[2], totalRun.index!, COUNT);
+    r.totalSentMessages = value("[Total Run] SentMessages", totalRun[3]!, totalRun.index!, COUNT);
+    r.totalReceivedMessages = value("[Total Run] ReceivedMessages", totalRun[4]!, totalRun.index!, COUNT);
   }
 
   const errs = text.match(
-    /#\s*dropped messages\s*=\s*(\d+);\s*#\s*duplicated messages\s*=\s*(\d+);\s*#\s*out-of-order messages\s*=\s*(\d+)/,
+    new RegExp(String.raw`#\s*dropped messages\s*=\s*(${TOKEN});\s*#\s*duplicated messages\s*=\s*(${TOKEN});\s*#\s*out-of-order messages\s*=\s*(${TOKEN})`),
   );
   if (errs) {
-    r.dropped = Number(errs[1]);
-    r.duplicated = Number(errs[2]);
-    r.outOfOrder = Number(errs[3]);
+    r.dropped = value("dropped messages", errs[1]!, errs.index!, COUNT);
+    r.duplicated = value("duplicated messages", errs[2]!, errs.index!, COUNT);
+    r.outOfOrder = value("out-of-order messages", errs[3]!, errs.index!, COUNT);
     const bad: string[] = [];
     if (r.dropped) bad.push(`${r.dropped} dropped`);
     if (r.duplicated) bad.push(`${r.duplicated} duplicated`);
@@ -233,11 +266,20 @@ export function parseSockperfSummary(rawText: string): SockperfSummary | undefin
   return { printed, reported: r, warnings };
 }
 
+const FULL_LOG_FIELDS = ["packet", "txTime", "rxTime"] as const;
+/** A full-log row as sockperf writes it: packet, txTime, rxTime, value (captured). */
+const ROW = /^\d+\s*,\s*\d+(?:\.\d+)?\s*,\s*\d+(?:\.\d+)?\s*,\s*(\d+(?:\.\d+)?)$/;
+
 /**
  * Parses a --full-log file: an optional copy of the summary, a "------" line, the header
  * `packet, txTime(sec), rxTime(sec), rtt(usec)` (or `latency(usec)` without --full-rtt),
  * one row per valid observation, and a closing "------" line (3.8+ may append a histogram).
  * Returns undefined when there is no header (empty file, or sockperf gave up before it).
+ *
+ * A row that cannot be read — not 4 fields, a field that is not a number, an impossible value
+ * (an RTT ≤ 0 or above the statistics' limit, a negative time) — is one observation among
+ * hundreds: it is left out and listed in `unreadable` for a warning. When more than half of
+ * the rows cannot be read this throws: the file is not a sockperf full log as latlab knows it.
  */
 export function parseSockperfFullLog(rawText: string): SockperfFullLog | undefined {
   const lines = stripAnsi(rawText).split("\n");
@@ -245,29 +287,58 @@ export function parseSockperfFullLog(rawText: string): SockperfFullLog | undefin
   if (headerAt < 0) return undefined;
   const header = lines[headerAt]!;
   const col = header.match(/,\s*(rtt|latency)\s*\(usec\)\s*$/i);
-  if (!col) throw new ToolOutputError(TOOL, `unrecognised full-log header: "${header.trim()}"`);
+  if (!col) throw new ToolOutputError(TOOL, `line ${headerAt + 1} of the full log: unrecognised full-log header: ${quote(header.trim())}`);
   const column: SockperfPrinted = col[1]!.toLowerCase() === "rtt" ? "rtt" : "one-way";
+  const columnName = col[1]!.toLowerCase();
   const f = column === "rtt" ? 1 : 2;
   const samples: number[] = [];
+  const unreadable = new LineProblems(TOOL, "full-log rows");
+  let rows = 0;
   for (let i = headerAt + 1; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (line === "") continue;
     if (/^-{3,}/.test(line)) break;
-    const cells = line.split(",").map((c) => c.trim());
-    const v = cells.length >= 4 ? Number(cells[3]) : NaN;
-    if (!Number.isFinite(v)) {
-      throw new ToolOutputError(TOOL, `unreadable full-log row ${i + 1}: "${line}"`);
+    rows++;
+    // Fast path (a 60 s run has ~350k rows): a well-formed row with a possible RTT.
+    const ok = ROW.exec(line);
+    if (ok) {
+      const v = roundUs(Number(ok[1]) * f);
+      if (v > 0 && v <= MAX_VALUE) {
+        samples.push(v);
+        continue;
+      }
     }
-    samples.push(roundUs(v * f));
+    const cells = line.split(",").map((c) => c.trim());
+    if (cells.length !== 4) {
+      unreadable.add(i + 1, line, `has ${cells.length} fields, not 4`);
+      continue;
+    }
+    let problem: string | undefined;
+    for (let c = 0; c < 3 && problem === undefined; c++) {
+      const p = rangeProblem(strictNumber(cells[c]!), c === 0 ? COUNT : NON_NEGATIVE);
+      if (p !== undefined) problem = `${FULL_LOG_FIELDS[c]} ${p}`;
+    }
+    const raw = strictNumber(cells[3]!);
+    const v = Number.isNaN(raw) ? raw : roundUs(raw * f);
+    if (problem === undefined) {
+      const p = rangeProblem(v, RTT_US);
+      if (p !== undefined) problem = `${columnName} ${p}`;
+    }
+    if (problem !== undefined) {
+      unreadable.add(i + 1, line, problem);
+      continue;
+    }
+    samples.push(v);
   }
-  return { column, samples };
+  unreadable.failIfMost(rows);
+  return { column, samples, unreadable, rows };
 }
 
 /** `sockperf --version` → "3.7-no.git"; also accepts the "== version #3.8-0.gitabc ==" banner. */
 export function parseSockperfVersion(output: string): string | undefined {
   const text = stripAnsi(output);
   const m = text.match(/sockperf,?\s+version\s+([^\s,]+)/i) ?? text.match(/==\s*version\s*#\s*([^\s=]+)\s*==/);
-  return m?.[1];
+  return m?.[1] === undefined ? undefined : shorten(m[1], 80);
 }
 
 export interface ParseSockperfInput {
@@ -308,19 +379,19 @@ export function parseSockperf(input: ParseSockperfInput, expect?: { fullRtt?: bo
       );
     }
     // stdout lost but the full log has its own copy of the summary (minus the Summary: line).
-    const fromLog = parseSockperfSummary(logText);
+    const fromLog = parseSockperfSummary(logText, "the full log");
     if (fromLog && fromLog.reported.count !== undefined) {
       summary = fromLog;
       warnings.push("sockperf's printed summary was missing; read the copy in its full log");
     }
   }
   if (!summary) {
-    const tail = printedText.trim().split("\n").slice(-3).join(" | ");
-    throw new ToolOutputError(TOOL, `no latency summary in sockperf output${tail ? ` (last lines: ${tail})` : " (output is empty)"}`);
+    const tail = printedText.trim().split("\n").slice(-3).join("\n");
+    throw new ToolOutputError(TOOL, `no latency summary in sockperf output${tail ? ` (last lines: ${quote(tail)})` : " (output is empty)"}`);
   }
   if (fatal.length > 0) {
     // A summary was printed, yet sockperf also complained: keep the numbers, say so.
-    for (const m of fatal) warnings.push(`sockperf: ${m}`);
+    for (const m of fatal.slice(0, 5)) warnings.push(`sockperf: ${shorten(m)}`);
   }
   warnings.push(...summary.warnings);
   const reported = summary.reported;
@@ -350,9 +421,12 @@ export function parseSockperf(input: ParseSockperfInput, expect?: { fullRtt?: bo
         `full-log column is ${full.column} but the printed summary is ${summary.printed}; each normalised on its own`,
       );
     }
-    if (samples.length === 0) throw new ToolOutputError(TOOL, "zero observations in the full log");
-    if (reported.count !== undefined && reported.count !== samples.length) {
-      warnings.push(`full log has ${samples.length} rows but sockperf reported ${reported.count} observations`);
+    const unreadable = full.unreadable.warning(full.rows);
+    if (unreadable) warnings.push(unreadable);
+    if (samples.length === 0) throw new ToolOutputError(TOOL, `zero observations in the full log${unreadable ? ` (${unreadable})` : ""}`);
+    // Rows (read or not) against sockperf's own count: a difference means rows went missing.
+    if (reported.count !== undefined && reported.count !== full.rows) {
+      warnings.push(`full log has ${full.rows} rows but sockperf reported ${reported.count} observations`);
     }
   } else if (input.fullLog !== undefined) {
     warnings.push("sockperf's full log has no sample rows; samples are empty, only sockperf's summary is kept");
@@ -362,11 +436,11 @@ export function parseSockperf(input: ParseSockperfInput, expect?: { fullRtt?: bo
     warnings.push(`sockperf exited with code ${input.exitCode} although it printed results`);
   }
 
-  return { metric: "rtt", unit: "us", samples, reported, warnings };
+  return sanitizedResult({ metric: "rtt", unit: "us", samples, reported, warnings });
 }
 
 function explain(messages: string[]): string {
-  const text = messages.join("; ");
+  const text = shorten(messages.join("; "));
   if (messages.some((m) => /_seqN\s*>\s*m_maxSequenceNo/.test(m))) {
     return `${text} (known sockperf 3.6/3.7 bug in its packet-count estimate, often with a low --mps; try another --mps or a newer sockperf)`;
   }

@@ -8,6 +8,7 @@
  * the client is mid-write at the very end, so a last line without its newline is ignored.
  */
 import { ToolOutputError, type ToolResult } from "../types.ts";
+import { COUNT, LineProblems, MAX_VALUE, NON_NEGATIVE, quote, rangeProblem, sanitizedResult, shorten, type Range } from "../validate.ts";
 
 const TOOL = "tcp-echo";
 
@@ -46,54 +47,87 @@ export interface TcpEchoReading {
   records: TcpEchoRecord[];
   /** The unterminated last line, if the copy ended mid-write. */
   truncated?: string;
+  /**
+   * Complete lines that could not be read (wrong number of columns, a field that is not a
+   * number or is impossible, a probe without its seq or RTT): left out of `records`.
+   */
+  unreadable: LineProblems;
+  /** Complete data lines (records plus unreadable), the header not counted. */
+  lines: number;
 }
 
-/** Integer (or decimal) field, undefined when empty; throws on anything else. */
-function field(value: string, name: string, line: number, decimal = false): number | undefined {
+/** An RTT in ns: at least 1 ns, at most the statistics' limit (MAX_VALUE µs). */
+const RTT_NS: Range = { min: 1, max: MAX_VALUE * 1000, integer: true };
+const OUTAGE_MS: Range = NON_NEGATIVE;
+
+class Unreadable extends Error {}
+
+/** Integer (or decimal) field, undefined when empty; throws Unreadable (the line's problem) on anything else. */
+function field(value: string, name: string, range: Range, decimal = false): number | undefined {
   if (value === "") return undefined;
   const ok = decimal ? /^-?\d+(?:\.\d+)?$/.test(value) : /^-?\d+$/.test(value);
-  if (!ok) throw new ToolOutputError(TOOL, `line ${line}: ${name} is not a number: "${value}"`);
+  if (!ok) throw new Unreadable(`${name} is not a number`);
+  const problem = rangeProblem(Number(value), range);
+  if (problem !== undefined) throw new Unreadable(`${name} ${problem}`);
   return Number(value);
 }
 
-/** Splits the file into records; throws ToolOutputError when it is not latlab_echo's CSV. */
+/**
+ * Splits the file into records; throws ToolOutputError when it is not latlab_echo's CSV.
+ *
+ * The script writes each line whole, so a line that cannot be read mid-file means the copy was
+ * damaged. It is one record among thousands (an 11-hour run has ~800,000): it is left out and
+ * counted in `unreadable`, for parseTcpEcho to warn about — failing would throw away hours of
+ * probes for one line. parseTcpEcho fails the cell when most lines cannot be read.
+ */
 export function readTcpEchoCsv(text: string): TcpEchoReading {
   const lines = text.split("\n");
   // A complete file ends with "\n", leaving "" last; anything else is a line cut mid-write.
   const tail = lines.pop() ?? "";
   const truncated = tail.replace(/\r$/, "") === "" ? undefined : tail;
+  const unreadable = new LineProblems(TOOL, "lines");
   if (lines.length === 0) {
-    if (truncated !== undefined && TCP_ECHO_HEADER.startsWith(truncated)) return { records: [], truncated };
-    if (truncated !== undefined) throw new ToolOutputError(TOOL, `not a latlab_echo CSV (first line: "${truncated.slice(0, 80)}")`);
-    return { records: [] };
+    if (truncated !== undefined && TCP_ECHO_HEADER.startsWith(truncated)) return { records: [], truncated, unreadable, lines: 0 };
+    if (truncated !== undefined) throw new ToolOutputError(TOOL, `not a latlab_echo CSV (first line: ${quote(truncated, 80)})`);
+    return { records: [], unreadable, lines: 0 };
   }
   const header = lines[0]!.replace(/\r$/, "");
   if (header !== TCP_ECHO_HEADER) {
-    throw new ToolOutputError(TOOL, `not a latlab_echo CSV: expected the header "${TCP_ECHO_HEADER}", got "${header.slice(0, 80)}"`);
+    throw new ToolOutputError(TOOL, `not a latlab_echo CSV: expected the header "${TCP_ECHO_HEADER}", got ${quote(header, 80)}`);
   }
   const records: TcpEchoRecord[] = [];
+  let count = 0;
   for (let i = 1; i < lines.length; i++) {
     const line = i + 1;
     const raw = lines[i]!.replace(/\r$/, "");
     if (raw === "") continue;
+    count++;
     const cols = raw.split(",");
     if (cols.length !== COLUMNS) {
-      throw new ToolOutputError(TOOL, `line ${line}: expected ${COLUMNS} columns, got ${cols.length}: "${raw.slice(0, 120)}"`);
+      unreadable.add(line, raw, `expected ${COLUMNS} columns, got ${cols.length}`);
+      continue;
     }
-    const [event, seq, time, mono, rtt, count, outage, detail] = cols as [string, string, string, string, string, string, string, string];
-    records.push({
-      event,
-      seq: field(seq, "seq", line),
-      time,
-      monoNs: field(mono, "mono_ns", line),
-      rttNs: field(rtt, "rtt_ns", line),
-      count: field(count, "count", line),
-      outageMs: field(outage, "outage_ms", line, true),
-      detail,
-      line,
-    });
+    const [event, seq, time, mono, rtt, n, outage, detail] = cols as [string, string, string, string, string, string, string, string];
+    try {
+      const record: TcpEchoRecord = {
+        event,
+        seq: field(seq, "seq", COUNT),
+        time,
+        monoNs: field(mono, "mono_ns", COUNT),
+        rttNs: field(rtt, "rtt_ns", RTT_NS),
+        count: field(n, "count", COUNT),
+        outageMs: field(outage, "outage_ms", OUTAGE_MS, true),
+        detail,
+        line,
+      };
+      if (event === "probe" && (record.rttNs === undefined || record.seq === undefined)) throw new Unreadable("probe without seq or rtt_ns");
+      records.push(record);
+    } catch (e) {
+      if (!(e instanceof Unreadable)) throw e;
+      unreadable.add(line, raw, e.message);
+    }
   }
-  return truncated === undefined ? { records } : { records, truncated };
+  return truncated === undefined ? { records, unreadable, lines: count } : { records, truncated, unreadable, lines: count };
 }
 
 /** `key=value` pairs of a detail field (start, end). */
@@ -123,10 +157,12 @@ const ms = (ns: number) => Math.round(ns / 1e3) / 1e3;
 export function parseTcpEcho(input: TcpEchoInput): ToolResult {
   const logTail = lastLines(input.log ?? "", 5);
   if (input.csv === undefined || input.csv === "") {
-    throw new ToolOutputError(TOOL, `the client wrote no CSV${logTail ? `; its log ends: ${logTail}` : ""}`);
+    throw new ToolOutputError(TOOL, `the client wrote no CSV${logTail ? `; its log ends: ${shorten(logTail)}` : ""}`);
   }
-  const { records, truncated } = readTcpEchoCsv(input.csv);
+  const { records, truncated, unreadable, lines } = readTcpEchoCsv(input.csv);
+  unreadable.failIfMost(lines);
   const warnings: string[] = [];
+  const unreadableWarning = unreadable.warning(lines);
   const samples: number[] = [];
   const breaks: TcpEchoBreak[] = [];
   let lost = 0;
@@ -143,8 +179,7 @@ export function parseTcpEcho(input: TcpEchoInput): ToolResult {
     if (r.monoNs !== undefined && r.event !== "lost") lastMono = r.monoNs;
     switch (r.event) {
       case "probe":
-        if (r.rttNs === undefined || r.seq === undefined) throw new ToolOutputError(TOOL, `line ${r.line}: probe without seq or rtt_ns`);
-        samples.push(r.rttNs / 1000);
+        samples.push(r.rttNs! / 1000);
         break;
       case "lost":
         lost++;
@@ -176,7 +211,7 @@ export function parseTcpEcho(input: TcpEchoInput): ToolResult {
         break;
       case "error":
         firstError ??= r.detail;
-        if (!/^connect:/.test(r.detail)) warnings.push(`client error at ${r.time}: ${r.detail}`);
+        if (!/^connect:/.test(r.detail)) warnings.push(`client error at ${shorten(r.time, 40)}: ${shorten(r.detail)}`);
         break;
       case "end":
         end = r;
@@ -190,8 +225,9 @@ export function parseTcpEcho(input: TcpEchoInput): ToolResult {
 
   if (samples.length === 0) {
     const why = firstError ?? (end ? `no probe before the end (${end.detail})` : "no probe recorded");
-    throw new ToolOutputError(TOOL, `no probes: ${why}${!firstError && logTail ? `; client log: ${logTail}` : ""}`);
+    throw new ToolOutputError(TOOL, shorten(`no probes: ${why}${!firstError && logTail ? `; client log: ${logTail}` : ""}${unreadableWarning ? `; ${unreadableWarning}` : ""}`, 600));
   }
+  if (unreadableWarning) warnings.push(unreadableWarning);
 
   // A break never followed by a reconnect: the outage lasted until the last record.
   if (openBreakMono !== undefined && lastMono !== undefined) totalOutageNs += Math.max(0, lastMono - openBreakMono);
@@ -201,23 +237,24 @@ export function parseTcpEcho(input: TcpEchoInput): ToolResult {
       ? `reconnected at ${b.reconnectedAt}${b.outageMs !== undefined ? ` after ${b.outageMs} ms` : ""}${b.attempts !== undefined ? ` (${b.attempts} attempt${b.attempts === 1 ? "" : "s"})` : ""}`
       : "not reconnected before the end";
     const which = breaks.length > 1 ? `connection break ${i + 1} of ${breaks.length}` : "connection broke";
-    warnings.push(`${which} at ${b.at} after ${b.probesBefore} probes: ${b.error}; ${after}`);
+    warnings.push(`${which} at ${shorten(b.at, 40)} after ${b.probesBefore} probes: ${shorten(b.error)}; ${after}`);
   });
   if (breaks.length > MAX_BREAK_WARNINGS) warnings.push(`… and ${breaks.length - MAX_BREAK_WARNINGS} more connection breaks (see the CSV)`);
   if (lost) warnings.push(`${lost} probe(s) lost: due while there was no working connection`);
   if (skipped) warnings.push(`${skipped} slot(s) skipped: an echo took longer than the interval`);
-  if (unknown.size) warnings.push(`ignored unknown record kind(s): ${[...unknown].join(", ")}`);
-  if (truncated !== undefined) warnings.push(`ignored a truncated last line (the copy ended mid-write): "${truncated.slice(0, 60)}"`);
+  if (unknown.size) warnings.push(`ignored unknown record kind(s): ${shorten([...unknown].join(", "))}`);
+  if (truncated !== undefined) warnings.push(`ignored a truncated last line (the copy ended mid-write): ${quote(truncated, 60)}`);
 
   let endedBy: string;
   if (end) {
     const told = detailPairs(end.detail);
     endedBy = told.reason ?? "unknown";
-    if (endedBy === "crash") warnings.push(`the client crashed: ${firstError ?? "see its log"}`);
+    if (endedBy === "crash") warnings.push(`the client crashed: ${shorten(firstError ?? "see its log")}`);
     const mine: Record<string, number> = { probes: samples.length, lost, breaks: breaks.length, reconnects, skipped };
     const differ = Object.entries(mine).filter(([k, v]) => told[k] !== undefined && Number(told[k]) !== v);
     if (differ.length) {
-      warnings.push(`the client counted ${differ.map(([k]) => `${k}=${told[k]}`).join(" ")}, the file has ${differ.map(([k, v]) => `${k}=${v}`).join(" ")}: records are missing`);
+      const why = unreadable.count ? `records are missing or unreadable (${unreadable.count} line${unreadable.count === 1 ? "" : "s"} left out)` : "records are missing";
+      warnings.push(`the client counted ${differ.map(([k]) => `${k}=${told[k]}`).join(" ")}, the file has ${differ.map(([k, v]) => `${k}=${v}`).join(" ")}: ${why}`);
     }
   } else {
     endedBy = "no end record";
@@ -226,7 +263,7 @@ export function parseTcpEcho(input: TcpEchoInput): ToolResult {
 
   const first = breaks[0];
   const last = breaks.at(-1);
-  return {
+  return sanitizedResult({
     metric: "rtt",
     unit: "us",
     samples,
@@ -243,7 +280,7 @@ export function parseTcpEcho(input: TcpEchoInput): ToolResult {
       endedBy,
     },
     warnings,
-  };
+  });
 }
 
 /** "latlab_echo 1 / Python 3.11.7" from `python3 --version` output (either stream). */

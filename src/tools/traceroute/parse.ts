@@ -30,6 +30,7 @@
  * up, "Destination not reached" on stderr.
  */
 import { ToolOutputError, type ToolResult } from "../types.ts";
+import { checked, lineAt, lineTextAt, PORT, rangeProblem, sanitizedResult, shorten, strictNumber, TIME_STAT_US, TTL, valueError, type Where } from "../validate.ts";
 
 const TOOL = "traceroute";
 /** Note on a host that nmap scanned but did not trace (a loopback target). */
@@ -78,6 +79,27 @@ export interface ParseTracerouteInput {
 }
 
 const msToUs = (ms: number) => Math.round(ms * 1_000_000) / 1000;
+
+/*
+ * Validation (issue 12): the result is one figure, the hop count, read off the whole table,
+ * which is a handful of lines. A hop line that cannot be read (a TTL that is not 1…255, an RTT
+ * that is not a number or is impossible, a row that starts like a hop and is not one) leaves
+ * the path — and so the count — unknown: it fails the cell, naming the line and its text. A
+ * hop's RTT may be 0 (nmap prints 2 decimals of ms: 0.00 on a fast hop).
+ */
+
+/** The TTL `text` as a hop number, checked; `where` names the line. */
+function ttlOf(text: string | undefined, where: Where, field = "hop ttl"): number {
+  return checked(TOOL, field, strictNumber(text ?? ""), TTL, where);
+}
+
+/** A hop's RTT printed in ms, in µs, checked. */
+function rttOf(ms: string, ttl: number, where: Where): number {
+  const v = strictNumber(ms);
+  const problem = rangeProblem(Number.isNaN(v) ? v : msToUs(v), TIME_STAT_US);
+  if (problem !== undefined) throw valueError(TOOL, `hop ${ttl} rtt`, problem, where);
+  return msToUs(v);
+}
 
 function clean(text: string): string {
   return text.replace(/\x1b\[[0-9;]*m/g, "").replace(/\r/g, "");
@@ -134,9 +156,12 @@ function attrs(tag: string): Record<string, string> {
 export function parseNmapXml(xml: string): Trace[] {
   const text = clean(xml);
   const traces: Trace[] = [];
-  const hostRe = /<host\b[^>]*>([\s\S]*?)(?:<\/host>|$)/g;
+  const hostRe = /<host\b[^>]*>([\s\S]*?)(?:<\/host>|$)/dg;
   for (const hm of text.matchAll(hostRe)) {
     const body = hm[1]!;
+    const bodyAt = hm.indices![1]![0];
+    /** Line and text of the tag at `index` in `body`. */
+    const whereIn = (index: number): Where => ({ line: lineAt(text, bodyAt + index), text: lineTextAt(text, bodyAt + index) });
     const notes: string[] = [];
     const addresses = [...body.matchAll(/<address\b[^>]*>/g)].map((m) => attrs(m[0]));
     const ip = addresses.find((a) => a.addrtype === "ipv4" || a.addrtype === "ipv6") ?? addresses[0];
@@ -149,7 +174,7 @@ export function parseNmapXml(xml: string): Trace[] {
       const p = attrs(portTag[0].match(/<port\b[^>]*>/)![0]);
       const s = attrs(portTag[0].match(/<state\b[^>]*>/)![0]);
       portState = s.state;
-      if (p.portid !== undefined) port = Number(p.portid);
+      if (p.portid !== undefined) port = checked(TOOL, "port", strictNumber(p.portid), PORT, whereIn(portTag.index!));
     }
 
     const traceOpen = body.match(/<trace\b[^>]*>/);
@@ -170,18 +195,19 @@ export function parseNmapXml(xml: string): Trace[] {
     }
     const ta = attrs(traceOpen[0]);
     const probe = ta.proto ? (ta.port ? `${ta.proto}/${ta.port}` : ta.proto) : "direct";
-    const traceBody = body.slice(traceOpen.index! + traceOpen[0].length).split(/<\/trace>/)[0]!;
+    const traceBodyAt = traceOpen.index! + traceOpen[0].length;
+    const traceBody = body.slice(traceBodyAt).split(/<\/trace>/)[0]!;
     if (!/<\/trace>/.test(body)) notes.push("the XML ends inside <trace> (output cut off?)");
 
     const hops: TraceHop[] = [];
     for (const m of traceBody.matchAll(/<hop\b[^>]*>/g)) {
       const a = attrs(m[0]);
-      const ttl = Number(a.ttl);
-      if (!Number.isInteger(ttl) || ttl < 1) continue;
+      const where = whereIn(traceBodyAt + m.index);
+      const ttl = ttlOf(a.ttl, where);
       const hop: TraceHop = { ttl, address: a.ipaddr ?? "" };
       if (a.host) hop.name = a.host;
-      const rtt = a.rtt === undefined ? NaN : Number(a.rtt);
-      if (Number.isFinite(rtt) && rtt >= 0) hop.rttUs = msToUs(rtt);
+      // rtt="--" (`-&#45;`): nmap has no time for this hop.
+      if (a.rtt !== undefined && a.rtt !== "--") hop.rttUs = rttOf(a.rtt, ttl, where);
       hops.push(hop);
     }
     hops.sort((x, y) => x.ttl - y.ttl);
@@ -223,9 +249,9 @@ export function parseNmapText(stdout: string): Trace[] {
   const text = clean(stdout);
   const lines = text.split("\n");
   // Sections: one per "Nmap scan report for"; pasted tables without it are one section each.
-  const sections: { target?: string; lines: string[] }[] = [];
-  let current: { target?: string; lines: string[] } | undefined;
-  for (const line of lines) {
+  const sections: { target?: string; lines: string[]; first?: number }[] = [];
+  let current: { target?: string; lines: string[]; first?: number } | undefined;
+  for (const [i, line] of lines.entries()) {
     const report = line.match(/^Nmap scan report for (.+?)\s*$/);
     if (report) {
       current = { target: splitNameAddress(report[1]!).address, lines: [] };
@@ -239,6 +265,7 @@ export function parseNmapText(stdout: string): Trace[] {
       current = { lines: [] };
       sections.push(current);
     }
+    current.first ??= i;
     current.lines.push(line);
   }
 
@@ -273,28 +300,34 @@ export function parseNmapText(stdout: string): Trace[] {
     const shared: number[] = [];
     const notes: string[] = [];
     let lastRowSilent = false;
-    for (const row of section.lines.slice(headerAt + 1)) {
+    for (const [k, row] of section.lines.slice(headerAt + 1).entries()) {
       if (!row.trim()) break;
+      const where: Where = { line: (section.first ?? 0) + headerAt + 2 + k, text: row };
       let m = row.match(/^-\s+Hops? (\d+)(?:-(\d+))? (?:is|are) the same as for (\S+)/);
       if (m) {
-        for (let t = Number(m[1]); t <= Number(m[2] ?? m[1]); t++) shared.push(t);
-        notes.push(`hop${m[2] ? `s ${m[1]}-${m[2]} are` : ` ${m[1]} is`} the same as for ${m[3]} (not listed)`);
+        const to = ttlOf(m[2] ?? m[1], where);
+        for (let t = ttlOf(m[1], where); t <= to; t++) shared.push(t);
+        notes.push(`hop${m[2] ? `s ${m[1]}-${m[2]} are` : ` ${m[1]} is`} the same as for ${shorten(m[3]!, 60)} (not listed)`);
         continue;
       }
       m = row.match(/^(\d+)\s+\.\.\.(?:\s+(\d+))?\s*$/);
       if (m) {
-        for (let t = Number(m[1]); t <= Number(m[2] ?? m[1]); t++) silent.push(t);
+        const to = ttlOf(m[2] ?? m[1], where);
+        for (let t = ttlOf(m[1], where); t <= to; t++) silent.push(t);
         lastRowSilent = true;
         continue;
       }
       m = row.match(/^(\d+)\s+(?:(\d+(?:\.\d+)?) ms|(--))\s+(\S.*?)\s*$/);
       if (m) {
-        const hop: TraceHop = { ttl: Number(m[1]), ...splitNameAddress(m[4]!) };
-        if (m[2] !== undefined) hop.rttUs = msToUs(Number(m[2]));
+        const ttl = ttlOf(m[1], where);
+        const hop: TraceHop = { ttl, ...splitNameAddress(m[4]!) };
+        if (m[2] !== undefined) hop.rttUs = rttOf(m[2], ttl, where);
         hops.push(hop);
         lastRowSilent = false;
         continue;
       }
+      // A row that starts like a hop ("3   …") but is none: not the end of the table.
+      if (/^\d+\s/.test(row)) throw valueError(TOOL, "hop row", "cannot be read", where);
       break; // end of the table
     }
     const lastHop = hops.at(-1);
@@ -331,10 +364,11 @@ export function parseTcptraceroute(stdout: string, stderr = ""): Trace {
   const notes: string[] = [];
   let portState: string | undefined;
   let reachedTtl: number | undefined;
-  for (const line of clean(stdout).split("\n")) {
+  for (const [i, line] of clean(stdout).split("\n").entries()) {
     const m = line.match(/^\s*(\d+)\s+(.*?)\s*$/);
     if (!m) continue;
-    const ttl = Number(m[1]);
+    const where: Where = { line: i + 1, text: line };
+    const ttl = ttlOf(m[1], where);
     const tokens = m[2]!.split(/\s+/).filter(Boolean);
     if (!tokens.length) continue;
     let address: string | undefined;
@@ -345,8 +379,8 @@ export function parseTcptraceroute(stdout: string, stderr = ""): Trace {
     for (let i = 0; i < tokens.length; i++) {
       const t = tokens[i]!;
       if (t === "*") continue;
-      if (/^\d+(?:\.\d+)?$/.test(t) && tokens[i + 1] === "ms") {
-        rtts.push(Number(t));
+      if (tokens[i + 1] === "ms") {
+        rtts.push(rttOf(t, ttl, where));
         i++;
         continue;
       }
@@ -373,9 +407,9 @@ export function parseTcptraceroute(stdout: string, stderr = ""): Trace {
     }
     const hop: TraceHop = { ttl, address };
     if (name) hop.name = name;
-    if (rtts.length) hop.rttUs = msToUs(Math.min(...rtts));
+    if (rtts.length) hop.rttUs = Math.min(...rtts);
     hops.push(hop);
-    if (other) notes.push(`hop ${ttl}: probes answered from more than one address; kept ${address}`);
+    if (other) notes.push(`hop ${ttl}: probes answered from more than one address; kept ${shorten(address, 60)}`);
     if (state) {
       portState = state;
       reachedTtl ??= ttl;
@@ -425,7 +459,7 @@ const FATAL: RegExp[] = [
 function fatalText(text: string): string | undefined {
   for (const re of FATAL) {
     const m = text.match(re);
-    if (m) return m[0].trim().replace(/\s*\n\s*/g, " ");
+    if (m) return shorten(m[0].trim().replace(/\s*\n\s*/g, " "));
   }
   return undefined;
 }
@@ -468,20 +502,20 @@ export function parseTraceroute(input: ParseTracerouteInput): ToolResult {
     const fatal = fatalText(`${stderr}\n${stdout}`);
     if (fatal) fail(fatal);
     const down = hostDownText(stdout);
-    if (down) fail(`target down: ${down}${stderr.trim() ? ` (${stderr.trim().replace(/\s*\n\s*/g, "; ")})` : ""}`);
+    if (down) fail(`target down: ${shorten(down)}${stderr.trim() ? ` (${shorten(stderr.trim().replace(/\s*\n\s*/g, "; "))})` : ""}`);
     if (traces.some((t) => t.notes.includes(NO_TRACE))) {
       fail("nmap printed no trace for the target (nmap never traces a loopback address)");
     }
     if (!format) {
-      const shown = (stderr.trim() || stdout.trim()).slice(0, 300);
-      fail(shown ? `no traceroute output recognised: ${shown}` : `no output${input.exitCode ? ` (exit ${input.exitCode})` : ""}`);
+      const shown = stderr.trim() || stdout.trim();
+      fail(shown ? `no traceroute output recognised: ${shorten(shown)}` : `no output${input.exitCode ? ` (exit ${input.exitCode})` : ""}`);
     }
-    fail(`${format} output holds no hops${stderr.trim() ? `: ${stderr.trim().slice(0, 300)}` : ""}`);
+    fail(`${format} output holds no hops${stderr.trim() ? `: ${shorten(stderr.trim())}` : ""}`);
   }
 
   const warnings: string[] = [];
   if (usable.length > 1) {
-    warnings.push(`output traces ${usable.length} targets; kept the first (${trace!.target ?? "unnamed"})`);
+    warnings.push(`output traces ${usable.length} targets; kept the first (${shorten(trace!.target ?? "unnamed", 60)})`);
   }
   const t = trace!;
   const reported: NonNullable<ToolResult["reported"]> = {
@@ -521,11 +555,11 @@ export function parseTraceroute(input: ParseTracerouteInput): ToolResult {
     if (last) reported.lastAnsweringHop = last.ttl;
     if (t.silentAfter.length) reported.hopsSilentAfter = t.silentAfter.length;
     warnings.push(
-      `target${t.target ? ` ${t.target}` : ""} not reached: ` +
-        (last ? `last answer from hop ${last.ttl} (${last.address})` : "no hop answered") +
+      `target${t.target ? ` ${shorten(t.target, 60)}` : ""} not reached: ` +
+        (last ? `last answer from hop ${last.ttl} (${shorten(last.address, 60)})` : "no hop answered") +
         (t.silentAfter.length ? `, then hop${t.silentAfter.length > 1 ? "s" : ""} ${rangeText(t.silentAfter)} silent` : "") +
         "; hop count unknown",
     );
   }
-  return { metric: "hops", unit: "hops", samples, reported, warnings };
+  return sanitizedResult({ metric: "hops", unit: "hops", samples, reported, warnings });
 }

@@ -207,8 +207,14 @@ describe("tcp-echo parse (CSV captured from the script)", () => {
     );
     expect(expectToolError(() => parseTcpEcho({ csv: "packet_num,timestamp,rtt_us\n1,2,3\n" })).message).toMatch(/not a latlab_echo CSV/);
     expect(expectToolError(() => parseTcpEcho({ csv: `${TCP_ECHO_HEADER}\n` })).message).toBe("tcp-echo: no probes: no probe recorded");
+  });
+
+  it("a line that cannot be read is left out and warned about, naming the line (was an error before issue 12)", () => {
     const corrupt = fx("normal.csv").replace(/^probe,3,(.*),(\d+),,,$/m, "probe,3,$1,12x4,,,");
-    expect(expectToolError(() => tcpEcho.parse(output(corrupt), params())).message).toBe('tcp-echo: line 7: rtt_ns is not a number: "12x4"');
+    const r = tcpEcho.parse(output(corrupt), params());
+    expect(r.samples).toHaveLength(59);
+    expect(r.warnings[0]).toMatch(/^tcp-echo: 1 of 63 lines could not be read and was left out \(line 7: rtt_ns is not a number: "probe,3,2026-11-21T05:12:19\.742242Z,150146680,12x4,,,"\)$/);
+    expect(r.warnings[1]).toBe("the client counted probes=60, the file has probes=59: records are missing or unreadable (1 line left out)");
   });
 
   it("reads every fixture record by record", () => {
