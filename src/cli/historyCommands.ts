@@ -14,6 +14,7 @@ import { TREND_METRICS, trend, type TrendMetric } from "../history/trend.ts";
 import { formatHistory, formatRunComparison, formatTrend } from "../report/historyText.ts";
 import { markdownSummary } from "../report/markdownSummary.ts";
 import { comparisonTable } from "../report/table.ts";
+import { sanitizeForTerminal } from "../tools/terminalText.ts";
 import { readRunFolder, type RunFolder } from "../results/readRunFolder.ts";
 
 /** `latlab compare --fail-on-regression`'s exit code when a regression over replicas was found (1 stays "error"). */
@@ -183,6 +184,8 @@ export function registerHistoryCommands(program: Command, setExitCode: (code: nu
       const dir = findRunFolder(ref);
       if (!dir) throw new Error(`"${ref}": no results folder (looked for ${resolve(ref, "results.json")} and ${resolve("results", ref, "results.json")})`);
       const { results, samplesOf } = readRunFolder(dir);
-      process.stdout.write(opts.markdown ? markdownSummary(results, samplesOf) : `${comparisonTable(results, samplesOf)}\n`);
+      // results.json may hold tool text from before the parsers cleaned it: made terminal-safe.
+      const text = opts.markdown ? markdownSummary(results, samplesOf) : `${comparisonTable(results, samplesOf)}\n`;
+      process.stdout.write(sanitizeForTerminal(text, { maxLineLength: 100_000 }));
     });
 }

@@ -1,4 +1,8 @@
 import cliProgress from "cli-progress";
+import { sanitizeForTerminal } from "../tools/terminalText.ts";
+
+/** Messages quote tools' and hosts' own text: nothing they print may drive the terminal. */
+const safe = (text: string) => sanitizeForTerminal(text);
 
 /** What the runner tells the person waiting. */
 export interface Progress {
@@ -32,11 +36,11 @@ export function barProgress(stream: NodeJS.WriteStream = process.stderr): Progre
     cellFinished(label, status, detail) {
       done++;
       bar?.update(done, { cell: label });
-      if (status === "failed") multi.log(`failed: ${label}: ${detail ?? ""}\n`);
+      if (status === "failed") multi.log(`${safe(`failed: ${label}: ${detail ?? ""}`)}\n`);
     },
     log(message) {
-      if (started) multi.log(`${message}\n`);
-      else stream.write(`${message}\n`);
+      if (started) multi.log(`${safe(message)}\n`);
+      else stream.write(`${safe(message)}\n`);
     },
     stop() {
       if (started) multi.stop();
@@ -57,10 +61,10 @@ export function lineProgress(stream: NodeJS.WritableStream = process.stderr, qui
     cellStarted() {},
     cellFinished(label, status, detail) {
       done++;
-      if (!quiet || status === "failed") stream.write(`[${done}/${total}] ${status} ${label}${detail ? `: ${detail}` : ""} (${elapsed(since)})\n`);
+      if (!quiet || status === "failed") stream.write(`${safe(`[${done}/${total}] ${status} ${label}${detail ? `: ${detail}` : ""} (${elapsed(since)})`)}\n`);
     },
     log(message) {
-      if (!quiet) stream.write(`${message}\n`);
+      if (!quiet) stream.write(`${safe(message)}\n`);
     },
     stop() {},
   };
