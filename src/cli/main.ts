@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { basename, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { ExperimentDefinitionError, issuesFromZod } from "../dsl/errors.ts";
@@ -13,10 +13,13 @@ import type { Results } from "../results/schema.ts";
 import { summarize } from "../results/summarize.ts";
 import { barProgress, lineProgress } from "../runner/progress.ts";
 import { runExperiment } from "../runner/runExperiment.ts";
+import { prepareOutputFolder, type OutputFolder } from "../results/outputFolder.ts";
+import { RunFiles } from "../results/runFiles.ts";
 import { TARGET_NAMES, findTarget, type TargetOptions } from "../targets/registry.ts";
 import { TOOL_NAMES, findTool } from "../tools/registry.ts";
 import { LATLAB_VERSION } from "../version.ts";
 import { ignoreHangupWriteErrors } from "./hangup.ts";
+import { sanitizeForTerminal } from "../tools/terminalText.ts";
 import { recordRun, registerHistoryCommands } from "./historyCommands.ts";
 import { historyFile } from "../history/historyStore.ts";
 import { provenanceFacts } from "./provenance.ts";
@@ -94,6 +97,7 @@ interface RunFlags {
   target: string;
   duration?: PlanOptions["duration"];
   out?: string;
+  force?: boolean;
   quiet?: boolean;
   install: boolean;
   sshFrom?: string;
@@ -134,12 +138,14 @@ export function runExitCode(results: Pick<Results, "status" | "teardown">): numb
 /** Signals that stop a run gracefully: Ctrl-C, kill, and a dropped SSH session or terminal. */
 export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const satisfies readonly NodeJS.Signals[];
 
-function readSamples(runDir: string, results: Results) {
+/** A cell's samples, from the results folder or, for those it could not take, the rescue folder. */
+function readSamples(runFiles: RunFiles, results: Results) {
   const files = new Map(results.measurements.map((m) => [m.cell, m.samplesFile]));
   return (cell: string) => {
-    const file = files.get(cell);
-    if (!file || !existsSync(resolve(runDir, file))) return [];
-    return readFileSync(resolve(runDir, file), "utf8").split("\n").filter(Boolean).map(Number);
+    const rel = files.get(cell);
+    const file = rel ? runFiles.locate(rel) : undefined;
+    if (!file || !existsSync(file)) return [];
+    return readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number);
   };
 }
 
@@ -151,7 +157,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
     if (error instanceof ExperimentDefinitionError) process.stderr.write(`${error.message}\n`);
-    else process.stderr.write(`latlab: ${(error as Error).message}\n`);
+    else process.stderr.write(`latlab: ${sanitizeForTerminal((error as Error).message)}\n`);
     return 1;
   }
 }
@@ -176,7 +182,8 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .argument("<experiment>", "a name from ./experiments, then latlab's own, or the path of your own .ts file")
     .option("-t, --target <name>", `where hosts run (${TARGET_NAMES.join(", ")})`, "local")
     .option("-d, --duration <seconds|Nx>", "measurement time per tool run, or a factor of the experiment's own", parseDuration)
-    .option("-o, --out <dir>", "results folder (default results/<runId>)")
+    .option("-o, --out <dir>", "results folder (default results/<runId>); made if missing, refused if not empty (see --force) or in use by another run")
+    .option("--force", "use a results folder that is not empty: first remove latlab's own files there (results.json, plan.json, raw/, samples/), nothing else")
     .option("-q, --quiet", "print only failures and the final table (CI)")
     .option("--no-install", "never install missing system packages; say what to run instead")
     .option("--ssh-from <cidr>", "azure: the address your SSH comes from (the only SSH source the VMs accept), or \"auto\" to ask a public what-is-my-IP service")
@@ -209,33 +216,16 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
       const quiet = opts.quiet || process.env.CI === "true";
       const progress = quiet || !process.stderr.isTTY ? lineProgress(process.stderr, opts.quiet) : barProgress();
       const log = (m: string) => progress.log(m);
-      // Azure's preflight lists the resources in a subprocess that must plan the same run.
-      // TargetOptions has no field for it yet: read as `duration` where present.
-      const targetOptions: TargetOptions = {
-        binaries: [...new Set(plan.cells.flatMap((c) => findTool(c.tool)!.binaries))],
-        install: opts.install,
-        log,
-        source: file,
-        resultsRoot: resolve("results"),
-        ...(opts.sshFrom ? { sshFrom: opts.sshFrom } : {}),
-        ...(opts.backend ? { backend: opts.backend } : {}),
-        ...(opts.maxCost !== undefined ? { maxCost: opts.maxCost } : {}),
-        livePrices: Boolean(opts.livePrices),
-        yes: Boolean(opts.yes),
-        installPulumi: Boolean(opts.installPulumi),
-        rehearse: Boolean(opts.rehearse),
-        ...(opts.duration ? { duration: opts.duration } : {}),
-        ...(opts.replicas !== undefined ? { replicas: opts.replicas } : {}),
-      };
-      await factory.preflight(plan, targetOptions).catch(namingFile(file));
-      progress.log(`${experiment.name}: ${plan.variants.length} variants, ${plan.estimate.hosts} hosts, ${plan.cells.length} cells, ~${Math.ceil(plan.estimate.measurementSeconds)} s of measurement; run ${runId}`);
-      const target = await factory.create(targetOptions);
+      // What must be read even with --quiet: storage failures, what preparing the folder did.
+      const say = (m: string) => (opts.quiet ? process.stderr.write(`${m}\n`) : progress.log(m));
 
       const controller = new AbortController();
       let signals = 0;
+      let running = false;
       const onSignal = (signal: NodeJS.Signals) => {
         signals++;
-        if (signals === 1) process.stderr.write(`\n${signal}: stopping after the current step and tearing everything down…\n`);
+        if (!running) process.stderr.write(`\n${signal}: stopping; nothing has been brought up yet\n`);
+        else if (signals === 1) process.stderr.write(`\n${signal}: stopping after the current step and tearing everything down…\n`);
         else process.stderr.write(`${signal}: teardown is running; it reports what it could not remove when it ends\n`);
         controller.abort();
       };
@@ -244,21 +234,76 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
       ignoreHangupWriteErrors(process.stdout);
       ignoreHangupWriteErrors(process.stderr);
       for (const s of STOP_SIGNALS) process.on(s, onSignal);
+      let folder: OutputFolder | undefined;
       try {
+        // Before anything is installed or brought up: a folder that cannot hold the run, or that
+        // another run holds, is refused at once; it stays locked until the run has ended.
+        try {
+          folder = await prepareOutputFolder(runDir, { runId, force: Boolean(opts.force), signal: controller.signal, log: say });
+        } catch (error) {
+          if (!controller.signal.aborted) throw error;
+          process.stderr.write(`${(error as Error).message}\n`);
+          exitCode = 130;
+          return;
+        }
+        // Azure's preflight lists the resources in a subprocess that must plan the same run.
+        // TargetOptions has no field for it yet: read as `duration` where present.
+        const targetOptions: TargetOptions = {
+          binaries: [...new Set(plan.cells.flatMap((c) => findTool(c.tool)!.binaries))],
+          install: opts.install,
+          log,
+          source: file,
+          resultsRoot: resolve("results"),
+          ...(opts.sshFrom ? { sshFrom: opts.sshFrom } : {}),
+          ...(opts.backend ? { backend: opts.backend } : {}),
+          ...(opts.maxCost !== undefined ? { maxCost: opts.maxCost } : {}),
+          livePrices: Boolean(opts.livePrices),
+          yes: Boolean(opts.yes),
+          installPulumi: Boolean(opts.installPulumi),
+          rehearse: Boolean(opts.rehearse),
+          ...(opts.duration ? { duration: opts.duration } : {}),
+          ...(opts.replicas !== undefined ? { replicas: opts.replicas } : {}),
+        };
+        try {
+          await factory.preflight(plan, targetOptions).catch(namingFile(file));
+        } catch (error) {
+          // Ctrl-C reaches the preflight's own commands (apt-get…) too: their failure is the interruption.
+          if (!controller.signal.aborted) throw error;
+        }
+        if (controller.signal.aborted) {
+          process.stderr.write("interrupted before anything was brought up; nothing was started\n");
+          exitCode = 130;
+          return;
+        }
+        progress.log(`${experiment.name}: ${plan.variants.length} variants, ${plan.estimate.hosts} hosts, ${plan.cells.length} cells, ~${Math.ceil(plan.estimate.measurementSeconds)} s of measurement; run ${runId}`);
+        const target = await factory.create(targetOptions);
+
+        running = true;
         const facts = provenanceFacts(process.cwd());
-        const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal, facts });
-        process.stdout.write(`\n${comparisonTable(results, readSamples(runDir, results))}\n`);
-        process.stdout.write(`results: ${resolve(runDir, "results.json")}\n`);
+        // Files the results folder cannot take (a full disk…) go to a rescue folder, said as it happens.
+        const files = new RunFiles(runDir, { runId, warn: say });
+        const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal, facts, files });
+        // The table quotes failed cells' errors and tools' notes: terminal-safe, wide lines kept.
+        process.stdout.write(`\n${sanitizeForTerminal(comparisonTable(results, readSamples(files, results)), { maxLineLength: 100_000 })}\n`);
+        for (const line of files.summary()) process.stdout.write(`${line}\n`);
+        const resultsFile = files.resultsFile;
+        const elsewhere = resultsFile && resultsFile !== files.inRunFolder("results.json");
+        if (!resultsFile) process.stdout.write(`results: NOT SAVED — results.json could be written neither in ${runDir} nor in a rescue folder; the table above is what is left\n`);
+        else process.stdout.write(`results: ${resultsFile}${elsewhere ? ` (not in ${runDir}, which could not take it)` : ""}\n`);
         exitCode = runExitCode(results);
-        if (opts.history !== false) {
+        // Results not where they were asked for (--out) are a failure for whoever reads them there.
+        if ((files.faults.length || !resultsFile) && exitCode !== 130) exitCode = 1;
+        if (opts.history !== false && resultsFile) {
           // The results are on disk whatever happens here: a history that cannot be written is said, not fatal.
+          const resultsDir = dirname(resultsFile);
           const file = historyFile(typeof opts.history === "string" ? opts.history : undefined);
-          await recordRun(runDir, file, log)
+          await recordRun(resultsDir, file, log)
             .then((line) => process.stderr.write(`${line}\n`))
-            .catch((error: Error) => process.stderr.write(`history: not recorded in ${file}: ${error.message}\n  (the results are in ${runDir}; \`latlab history add ${runDir}\` records them later)\n`));
+            .catch((error: Error) => process.stderr.write(`history: not recorded in ${file}: ${error.message}\n  (the results are in ${resultsDir}; \`latlab history add ${resultsDir}\` records them later)\n`));
         }
       } finally {
         for (const s of STOP_SIGNALS) process.off(s, onSignal);
+        folder?.release();
       }
     });
 

@@ -152,6 +152,11 @@ function hosts(results: Results): HostRow[] {
 
 /** The rows one run adds to the history; `samplesOf(cell)` gives a cell's samples ([] when none were kept). */
 export function historyRecords(results: Results, samplesOf: (cell: string) => number[]): HistoryRecords {
+  if (results.status === "running") {
+    throw new Error(
+      `run ${results.runId} has not finished (results.json says "running": written while the run went on; if that run no longer runs, it stopped before its end and its comparisons were never made): not recorded`,
+    );
+  }
   const facts = results.environment.facts;
   const checked = RunRowSchema.safeParse({
     runId: results.runId,

@@ -168,7 +168,14 @@ export const ResultsSchema = z.object({
   target: z.string(),
   startedAt: z.string(),
   finishedAt: z.string(),
-  status: z.enum(["complete", "partial", "failed", "interrupted"]),
+  /**
+   * `running`: written while the run goes on (results.json is rewritten as cells finish, with the
+   * cells finished so far and no comparisons yet). A results.json still `running` after its run
+   * ended is what a run that stopped without finishing (a crash, kill -9, a power cut) kept.
+   */
+  status: z
+    .enum(["complete", "partial", "failed", "interrupted", "running"])
+    .describe("complete, partial (some cells failed), failed, interrupted; running: written while the run goes on (finished cells only, no comparisons) — still running after the run ended means the run stopped without finishing"),
   error: z.string().optional(),
   environment: z.object({
     latlabVersion: z.string(),

@@ -24,7 +24,7 @@ export async function ensureAssets(ssh: NodeSSH, endpoint: HostEndpoint, tool: T
     // Guarded like every other command: a wedged host fails this cell instead of hanging the run.
     const result = await execWithTimeout(ssh, `mkdir -p ${shellQuote(dir)} && cat > ${shellQuote(file)} && chmod 0755 ${shellQuote(file)}`, ASSET_TIMEOUT_SECONDS, signal, { stdin: content }).catch(
       (error: Error) => {
-        throw new Error(`${where}: cannot write ${file}: ${error.message}`);
+        throw new Error(`${where}: cannot write ${file}: ${error.message}`, { cause: error });
       },
     );
     if (result.exitCode !== 0) throw new Error(`${where}: cannot write ${file}: ${result.timedOut ? `timed out after ${ASSET_TIMEOUT_SECONDS} s` : result.stderr.trim()}`);

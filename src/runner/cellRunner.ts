@@ -1,14 +1,14 @@
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { NodeSSH } from "node-ssh";
 import type { Cell } from "../plan/types.ts";
+import { RunFiles } from "../results/runFiles.ts";
 import type { Measurement } from "../results/schema.ts";
 import { summarize } from "../results/summarize.ts";
 import type { HostEndpoint } from "../targets/target.ts";
 import { findTool } from "../tools/registry.ts";
 import type { ClientOutput, ToolModule } from "../tools/types.ts";
 import { followDetached } from "./detachedClient.ts";
-import { execWithTimeout, shellQuote } from "./ssh.ts";
+import { ConnectionLostError, connectionLost, execWithTimeout, lostDuring, shellQuote } from "./ssh.ts";
 
 /** First port a measure's server listens on; measure i uses BASE_PORT + i. */
 export const BASE_PORT = 11_000;
@@ -18,6 +18,8 @@ export interface CellContext {
   client: { endpoint: HostEndpoint; ssh: NodeSSH; assetsDir: string };
   server: { endpoint: HostEndpoint; ssh: NodeSSH };
   runDir: string;
+  /** Where the cell's raw and samples files go (runDir, or a rescue folder when it fails); made from runDir when absent. */
+  files?: RunFiles;
   signal?: AbortSignal;
   /**
    * A new client connection after `failed` dropped (detached clients keep collecting). Gives
@@ -56,18 +58,44 @@ export const cellSlug = (cellId: string) => cellId.replace(/[^A-Za-z0-9._=-]+/g,
  * Runs one cell's client and turns what it printed into a Measurement. Never throws: a
  * failure becomes a failed measurement with its error, and everything the tool printed is
  * kept under raw/ either way.
+ *
+ * The client's connection dropping fails the cell as `connection to <host> (<address>) lost at
+ * <time> during <tool> client`; what came back on it is never parsed. The server's connection
+ * dropping during the cell does not touch the client's output: that is parsed as usual, and the
+ * loss is a warning, or the cause named first when the output cannot be read.
  */
 export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.cell.tool)!): Promise<{ measurement: Measurement; samples: number[] }> {
   const { cell } = ctx;
-  const startedAt = new Date().toISOString();
+  const started = new Date();
+  const startedAt = started.toISOString();
   const slug = cellSlug(cell.id);
-  const rawDir = join(ctx.runDir, "raw", slug);
-  mkdirSync(rawDir, { recursive: true });
+  const store = ctx.files ?? new RunFiles(ctx.runDir, { runId: basename(ctx.runDir) });
   const raw: string[] = [];
   const warnings: string[] = [];
+  // Written inside the cell's own error handling: a file that can be written nowhere fails this
+  // cell, naming it, and no other; one the results folder refused is kept in the rescue folder.
+  const put = (rel: string, text: string) => {
+    const where = store.write(rel, text);
+    if (where !== store.inRunFolder(rel)) warnings.push(`${rel} is in ${where}: the results folder could not take it`);
+    return where;
+  };
   const keep = (name: string, text: string) => {
-    writeFileSync(join(rawDir, name), text);
-    raw.push(join("raw", slug, name));
+    const rel = join("raw", slug, name);
+    put(rel, text);
+    raw.push(rel);
+  };
+  /** What the client printed so far, kept when the command ends without an answer (Ctrl-C, a lost connection). */
+  const partial = { stdout: "", stderr: "" };
+  const streaming = { onStdout: (c: Buffer) => void (partial.stdout += c.toString()), onStderr: (c: Buffer) => void (partial.stderr += c.toString()) };
+  const keepPartial = () => {
+    if (!partial.stdout && !partial.stderr) return;
+    try {
+      keep("stdout.txt", partial.stdout);
+      keep("stderr.txt", partial.stderr);
+      warnings.push("stdout.txt and stderr.txt hold what the client printed before it was cut off");
+    } catch {
+      // Said by the storage already; the cell's own error is the one to report.
+    }
   };
   const base = { ...cellFields(cell), startedAt };
   const fail = (error: string) => failedCell(cell, error, { startedAt, warnings, raw });
@@ -76,8 +104,8 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
   if (!targetAddress) return fail(`${cell.to} has no ${cell.path} address on this target`);
   const workDir = join(ctx.client.endpoint.workDir, slug);
   const spec = tool.client({ targetAddress, port: BASE_PORT + cell.measure, workDir, assetsDir: ctx.client.assetsDir }, cell.params);
-  keep("command.txt", `${spec.command}\n`);
   try {
+    keep("command.txt", `${spec.command}\n`);
     const mk = await execWithTimeout(ctx.client.ssh, `mkdir -p ${shellQuote(workDir)}`, 10, ctx.signal);
     if (mk.exitCode !== 0) return fail(`${cell.from}: cannot create ${workDir}: ${mk.stderr.trim()}`);
     const files: Record<string, string> = {};
@@ -91,11 +119,13 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
       keep("stderr.txt", start.stderr);
       if (start.exitCode !== 0) return fail(`${cell.tool} on ${cell.from} did not start: ${(start.stderr || start.stdout).trim()}`);
       const localName = spec.detached.outputFile.split("/").pop()!;
-      // Listed before following: what was collected is kept under raw/ even if following fails.
+      // Created (in the results folder, or the rescue folder) and listed before following: what
+      // was collected is kept under raw/ even if following fails.
+      const localFile = put(join("raw", slug, localName), "");
       raw.push(join("raw", slug, localName));
       const followed = await followDetached({
         spec: spec.detached,
-        localFile: join(rawDir, localName),
+        localFile,
         deadline: Date.now() + spec.timeoutSeconds * 1000,
         getSsh: () => clientSsh,
         reconnect: async () => {
@@ -112,7 +142,10 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
       // Without a connection the other files cannot be fetched; parse what was collected.
       if (followed.ended === "connection-lost") skipFiles = true;
     } else {
-      const done = await execWithTimeout(ctx.client.ssh, spec.command, spec.timeoutSeconds, ctx.signal);
+      const done = await execWithTimeout(ctx.client.ssh, spec.command, spec.timeoutSeconds, ctx.signal, streaming).catch((error: unknown) => {
+        keepPartial();
+        throw error;
+      });
       keep("stdout.txt", done.stdout);
       keep("stderr.txt", done.stderr);
       if (done.timedOut) return fail(`${cell.tool} on ${cell.from} timed out after ${spec.timeoutSeconds} s`);
@@ -136,13 +169,22 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
       }
     }
     const output: ClientOutput = { stdout: run.stdout, stderr: run.stderr, exitCode: run.exitCode, files };
-    const result = tool.parse(output, cell.params);
+    // The server's host dropped its connection while this cell ran (its server runs detached).
+    const serverLost = connectionLost(ctx.server.ssh);
+    const serverLoss = serverLost && serverLost.at >= started ? lostDuring(ctx.server.endpoint, new ConnectionLostError(serverLost), `${cell.tool} server`) : undefined;
+    let result;
+    try {
+      result = tool.parse(output, cell.params);
+    } catch (error) {
+      if (serverLoss) return fail(`${serverLoss}; then: ${(error as Error).message}`);
+      throw error;
+    }
+    if (serverLoss) warnings.push(`${serverLoss}; the client's output does not travel on that connection and is kept`);
     const summary = summarize(result);
     let samplesFile: string | undefined;
     if (result.samples.length) {
       samplesFile = join("samples", `${slug}.txt`);
-      mkdirSync(join(ctx.runDir, "samples"), { recursive: true });
-      writeFileSync(join(ctx.runDir, samplesFile), `${result.samples.join("\n")}\n`);
+      put(samplesFile, `${result.samples.join("\n")}\n`);
     }
     const reported = result.reported
       ? Object.fromEntries(Object.entries(result.reported).filter((e): e is [string, number | string] => e[1] !== undefined))
@@ -161,6 +203,6 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
       samples: result.samples,
     };
   } catch (error) {
-    return fail((error as Error).message);
+    return fail(lostDuring(ctx.client.endpoint, error, `${cell.tool} client`) ?? (error as Error).message);
   }
 }

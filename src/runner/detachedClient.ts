@@ -1,6 +1,6 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import type { NodeSSH } from "node-ssh";
-import { aliveCheck, execWithTimeout, shellQuote } from "./ssh.ts";
+import { aliveCheck, execWithTimeout, shellQuote, sleep } from "./ssh.ts";
 
 export interface DetachedSpec {
   pidFile: string;
@@ -35,18 +35,7 @@ export interface DetachedOutcome {
 /** A remote command could not be run or answered: the connection, not the host's disk or ours. */
 class ConnectionLost extends Error {}
 
-/** Resolves after `ms`, or at once when `signal` aborts; leaves no listener behind either way. */
-export const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
+export { sleep };
 
 /**
  * Follows a client running detached on its host: copies the bytes its output file gained since

@@ -1,21 +1,19 @@
-import { mkdirSync, writeFileSync } from "node:fs";
 import { release } from "node:os";
-import { join } from "node:path";
 import type { NodeSSH } from "node-ssh";
 import type { Experiment } from "../dsl/experiment.ts";
 import type { Cell, Plan } from "../plan/types.ts";
 import { comparePairs, compareVariants, type SampledMeasurement } from "../results/comparisons.ts";
 import { hostRecords } from "../results/hostRecords.ts";
+import { RunFiles } from "../results/runFiles.ts";
 import type { Results, ShapingStatus, TeardownReport } from "../results/schema.ts";
-import { writeResults } from "../results/writeResults.ts";
 import type { Environment, HostEndpoint, Target } from "../targets/target.ts";
 import { runOrder } from "../plan/schedule.ts";
 import { findTool } from "../tools/registry.ts";
 import { BASE_PORT, failedCell, runCell } from "./cellRunner.ts";
 import type { Progress } from "./progress.ts";
-import { startServer, stopServer, type RunningServer } from "./servers.ts";
+import { serverRunning, startServer, stopServer, type RunningServer } from "./servers.ts";
 import { ensureAssets } from "./assets.ts";
-import { connectHost, execWithTimeout } from "./ssh.ts";
+import { connectHost, execWithTimeout, lostDuring } from "./ssh.ts";
 import { HostConnections, type Connect } from "./connections.ts";
 import { LATLAB_VERSION } from "../version.ts";
 
@@ -32,9 +30,26 @@ export interface RunOptions {
   signal: AbortSignal;
   /** How hosts are reached; connectHost unless a test passes a fake. */
   connect?: Connect;
+  /** Pauses before each attempt to re-establish a dropped connection (RECONNECT_DELAYS_MS unless a test passes others). */
+  reconnectDelaysMs?: readonly number[];
   /** Facts about where the run was made from (git commit, CI run), recorded beside the target's. */
   facts?: Record<string, string>;
+  /**
+   * Where the run's files go: runDir, with a rescue folder when runDir fails (a full disk…). The
+   * caller reads from it where results.json went; made from runDir when absent.
+   */
+  files?: RunFiles;
 }
+
+/** What a deployment's session needs besides the run's options: where files go, and a call after each finished cell. */
+type SessionOptions = RunOptions & { files: RunFiles; cellFinished: () => void };
+
+/**
+ * While the run goes on, results.json is rewritten after every finished cell — up to 200 of
+ * them; past that after every n/200-th, so that a run of thousands of cells does not spend its
+ * time rewriting a file that grows with it (at most ~200 rewrites per doubling of cells).
+ */
+export const checkpointDue = (finished: number, lastWritten: number) => finished - lastWritten >= Math.max(1, Math.floor(finished / 200));
 
 const NO_SHAPING: ShapingStatus = { latency: "not-applicable", bandwidth: "not-applicable", note: "no hosts were brought up" };
 
@@ -44,19 +59,75 @@ const cellLabel = (c: Cell) => `${c.variant}${c.replica ? `#r${c.replica}` : ""}
  * Brings the plan's hosts up on the target, runs every cell, and always tears down — on
  * success, on error and on interruption — then writes results.json with whatever was
  * measured. A failed cell is recorded and the others go on.
+ *
+ * results.json is written as cells finish (status "running", the finished cells, no
+ * comparisons yet), so a crash keeps every finished cell. A file that cannot be written in
+ * runDir goes to the rescue folder (RunFiles) and the run goes on; a results.json that can be
+ * written nowhere is said and the results are still returned.
  */
 export async function runExperiment(options: RunOptions): Promise<Results> {
   const { plan, target, runDir, progress, signal } = options;
-  mkdirSync(runDir, { recursive: true });
-  writeFileSync(join(runDir, "plan.json"), `${JSON.stringify(plan, null, 2)}\n`);
+  const files = options.files ?? new RunFiles(runDir, { runId: options.runId, warn: (m) => progress.log(m) });
   const startedAt = new Date().toISOString();
   const sampled: SampledMeasurement[] = [];
   const toolVersions: Record<string, string> = {};
   let environment: Environment | undefined;
   let runError: string | undefined;
   let teardown: TeardownReport = { status: "not-started", errors: [], removed: [] };
+  let abortedBeforeTeardown = false;
+
+  const resultsWith = (fields: Pick<Results, "status" | "error" | "measurements" | "comparisons" | "pairComparisons" | "teardown">): Results => ({
+    schemaVersion: 1,
+    runId: options.runId,
+    experiment: { name: plan.experiment.name, description: plan.experiment.description, source: options.source },
+    target: target.name,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    status: fields.status,
+    ...(fields.error ? { error: fields.error } : {}),
+    environment: {
+      latlabVersion: LATLAB_VERSION,
+      node: process.version,
+      kernel: release(),
+      toolVersions: { ...toolVersions },
+      shaping: environment?.shaping ?? NO_SHAPING,
+      facts: { ...options.facts, ...environment?.facts },
+    },
+    baseline: plan.baseline,
+    variants: plan.variants.map((v) => ({ id: v.id, axes: v.axes, baseline: plan.baselineOf[v.id]!, hosts: hostRecords(plan, v.id, environment?.hosts ?? []) })),
+    measurements: fields.measurements,
+    comparisons: fields.comparisons,
+    pairComparisons: fields.pairComparisons,
+    teardown: fields.teardown,
+  });
+  // results.json while the run goes on: a crash keeps every finished cell (see checkpointDue).
+  let checkpointed = 0;
+  const checkpoint = () => {
+    if (!checkpointDue(sampled.length, checkpointed)) return;
+    checkpointed = sampled.length;
+    const byCell = new Map(sampled.map((s) => [s.measurement.cell, s.measurement]));
+    const measurements = plan.cells.flatMap((c) => byCell.get(c.id) ?? []);
+    // Never fails the run: a storage failure is said by RunFiles, a validation bug at the end.
+    try {
+      files.writeResults(
+        resultsWith({
+          status: "running",
+          error: `in progress: ${measurements.length} of ${plan.cells.length} cells finished when this was written; comparisons come at the end. A results.json still "running" after its run ended is what a run that stopped without finishing (a crash, kill -9, a power cut) kept.`,
+          measurements,
+          comparisons: [],
+          pairComparisons: [],
+          teardown,
+        }),
+      );
+    } catch (error) {
+      progress.log(`results.json not updated after cell ${sampled.length}: ${(error as Error).message.split("\n")[0]}`);
+    }
+  };
+  const sessionOptions: SessionOptions = { ...options, files, cellFinished: checkpoint };
 
   try {
+    // Inside the try: a plan.json that can be written nowhere fails the run before anything is brought up.
+    files.write("plan.json", `${JSON.stringify(plan, null, 2)}\n`);
     progress.log(`bringing up ${plan.estimate.hosts} hosts on ${target.name}…`);
     environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m), signal });
     progress.log(environment.shaping.note);
@@ -75,6 +146,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
         sampled.push(failed);
         progress.cellFinished(cellLabel(c), "failed", failed.measurement.error);
       }
+      checkpoint();
     };
     try {
       for (const [index, step] of steps.entries()) {
@@ -83,7 +155,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
         if (session?.dead) continue;
         try {
           if (!session) {
-            session = new DeploymentSession(step.deployment, environment.hosts, options, sampled, toolVersions);
+            session = new DeploymentSession(step.deployment, environment.hosts, sessionOptions, sampled, toolVersions);
             sessions.set(step.deployment, session);
             await session.open();
           }
@@ -104,6 +176,8 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     runError = (error as Error).message;
     progress.log(`error: ${runError.split("\n")[0]} (the whole message follows the results)`);
   } finally {
+    // A Ctrl-C during teardown does not make a run whose every cell was measured "interrupted".
+    abortedBeforeTeardown = signal.aborted;
     progress.stop();
     progress.log("tearing down…");
     try {
@@ -117,38 +191,25 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   // Cells never reached (error or interruption) are recorded as failed: nothing is silently missing.
   const done = new Set(sampled.map((s) => s.measurement.cell));
   const notRun = plan.cells.filter((c) => !done.has(c.id));
-  const reason = signal.aborted ? "interrupted before this cell ran" : runError ? "not run: the run failed before this cell ran (see the run's error)" : "not run";
+  const reason = abortedBeforeTeardown ? "interrupted before this cell ran" : runError ? "not run: the run failed before this cell ran (see the run's error)" : "not run";
   for (const c of notRun) sampled.push(failedCell(c, reason));
 
   const ok = sampled.filter((s) => s.measurement.status === "ok").length;
-  const status = runStatus({ aborted: signal.aborted, runError, ok, cells: plan.cells.length });
+  const status = runStatus({ aborted: abortedBeforeTeardown, runError, ok, cells: plan.cells.length });
   // A run that failed without throwing (every deployment unreachable) still says why.
   const error = runError ?? (status === "failed" ? `no cell was measured; first failure: ${sampled.find((s) => s.measurement.error)?.measurement.error ?? "unknown"}` : undefined);
-  const results: Results = {
-    schemaVersion: 1,
-    runId: options.runId,
-    experiment: { name: plan.experiment.name, description: plan.experiment.description, source: options.source },
-    target: target.name,
-    startedAt,
-    finishedAt: new Date().toISOString(),
+  const byCell = new Map(sampled.map((s) => [s.measurement.cell, s.measurement]));
+  const results = resultsWith({
     status,
-    ...(error ? { error } : {}),
-    environment: {
-      latlabVersion: LATLAB_VERSION,
-      node: process.version,
-      kernel: release(),
-      toolVersions,
-      shaping: environment?.shaping ?? NO_SHAPING,
-      facts: { ...options.facts, ...environment?.facts },
-    },
-    baseline: plan.baseline,
-    variants: plan.variants.map((v) => ({ id: v.id, axes: v.axes, baseline: plan.baselineOf[v.id]!, hosts: hostRecords(plan, v.id, environment?.hosts ?? []) })),
-    measurements: plan.cells.map((c) => sampled.find((s) => s.measurement.cell === c.id)!.measurement),
+    error,
+    measurements: plan.cells.map((c) => byCell.get(c.id)!),
     comparisons: compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells),
     pairComparisons: comparePairs(sampled, plan.cells),
     teardown,
-  };
-  writeResults(runDir, results);
+  });
+  // Where it went is files.resultsFile; one that could go nowhere was said (RunFiles), and the
+  // results are still returned for the caller to print.
+  files.writeResults(results, true);
   return results;
 }
 
@@ -162,17 +223,18 @@ class DeploymentSession {
   dead = false;
   private connections: HostConnections | null = null;
   private readonly servers: { role: string; server: RunningServer }[] = [];
-  private readonly started = new Map<string, RunningServer | undefined>();
+  /** By `${role}/${measure}`: the server, and the host's connection generation it was last seen running in. */
+  private readonly started = new Map<string, { server: RunningServer | undefined; generation: number }>();
   private readonly shipped = new Set<string>();
   private readonly abortAll = () => this.connections?.close();
   private closed = false;
   private readonly deploymentId: string;
   private readonly endpoints: HostEndpoint[];
-  private readonly options: RunOptions;
+  private readonly options: SessionOptions;
   private readonly sampled: SampledMeasurement[];
   private readonly toolVersions: Record<string, string>;
 
-  constructor(deploymentId: string, endpoints: HostEndpoint[], options: RunOptions, sampled: SampledMeasurement[], toolVersions: Record<string, string>) {
+  constructor(deploymentId: string, endpoints: HostEndpoint[], options: SessionOptions, sampled: SampledMeasurement[], toolVersions: Record<string, string>) {
     this.deploymentId = deploymentId;
     this.endpoints = endpoints;
     this.options = options;
@@ -183,7 +245,13 @@ class DeploymentSession {
   async open(): Promise<void> {
     const { progress, signal } = this.options;
     const hosts = this.endpoints.filter((e) => e.deployment === this.deploymentId);
-    this.connections = await HostConnections.connectAll(this.deploymentId, hosts, { connect: this.options.connect ?? connectHost, signal, log: (m) => progress.log(m) }, readyAndProbe);
+    const reconnectDelaysMs = this.options.reconnectDelaysMs;
+    this.connections = await HostConnections.connectAll(
+      this.deploymentId,
+      hosts,
+      { connect: this.options.connect ?? connectHost, signal, log: (m) => progress.log(m), ...(reconnectDelaysMs ? { reconnectDelaysMs } : {}) },
+      readyAndProbe,
+    );
     signal.addEventListener("abort", this.abortAll, { once: true });
   }
 
@@ -195,18 +263,40 @@ class DeploymentSession {
     if (!tool) throw new Error(`${this.deploymentId}: unknown tool "${cell.tool}"`);
     const client = connections.endpoint(cell.from);
     const server = connections.endpoint(cell.to);
-    const clientSsh = connections.get(cell.from);
-    const serverSsh = connections.get(cell.to);
+    // A dropped connection is re-established here, before the cell (or the host is given up).
+    const clientSsh = await connections.use(cell.from);
+    const serverSsh = await connections.use(cell.to);
+    // A connection lost on the way fails this cell, saying which host, when and during what.
+    const on = async <T>(host: HostEndpoint, side: string, step: () => Promise<T>): Promise<T> =>
+      step().catch((error: unknown) => {
+        const lost = lostDuring(host, error, `${tool.name} ${side}`);
+        throw lost ? new Error(lost, { cause: error }) : error;
+      });
     if (!(tool.name in this.toolVersions)) {
-      const v = await execWithTimeout(clientSsh, tool.versionCommand, 10, signal);
+      const v = await on(client, "client", () => execWithTimeout(clientSsh, tool.versionCommand, 10, signal));
       this.toolVersions[tool.name] = tool.parseVersion(`${v.stdout}\n${v.stderr}`) ?? "unknown";
     }
-    const clientAssets = await ensureAssets(clientSsh, client, tool, this.shipped, signal);
-    const serverAssets = await ensureAssets(serverSsh, server, tool, this.shipped, signal);
+    const clientAssets = await on(client, "client", () => ensureAssets(clientSsh, client, tool, this.shipped, signal));
+    const serverAssets = await on(server, "server", () => ensureAssets(serverSsh, server, tool, this.shipped, signal));
     const key = `${cell.to}/${cell.measure}`;
+    const known = this.started.get(key);
+    const generation = connections.generation(cell.to);
+    if (known?.server && known.generation !== generation) {
+      // The server's host was reconnected since: the server may have gone with the old connection.
+      const s = known.server;
+      if (await on(server, "server", () => serverRunning(serverSsh, s, signal))) known.generation = generation;
+      else {
+        progress.log(`${this.deploymentId}/${cell.to}: ${tool.name} server (pid ${s.pid}) is no longer running and listening after the reconnect; restarting it`);
+        // Gone, or alive but no longer listening: either way it must not linger beside its successor.
+        await stopServer(serverSsh, s).catch(() => undefined);
+        this.started.delete(key);
+        const at = this.servers.findIndex((e) => e.server === s);
+        if (at >= 0) this.servers.splice(at, 1);
+      }
+    }
     if (!this.started.has(key)) {
-      const s = await startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal);
-      this.started.set(key, s);
+      const s = await on(server, "server", () => startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal));
+      this.started.set(key, { server: s, generation });
       if (s) this.servers.push({ role: cell.to, server: s });
     }
     return () =>
@@ -216,6 +306,7 @@ class DeploymentSession {
           client: { endpoint: client, ssh: connections.get(cell.from), assetsDir: clientAssets },
           server: { endpoint: server, ssh: connections.get(cell.to) },
           runDir: this.options.runDir,
+          files: this.options.files,
           signal,
           // Replaces only the connection this cell saw drop; parallel cells share one reconnect.
           reconnectClient: (failed) => connections.reconnect(cell.from, failed),
@@ -247,6 +338,7 @@ class DeploymentSession {
           const result = await run().catch((error: Error) => failedCell(cell, error.message));
           this.sampled.push(result);
           progress.cellFinished(cellLabel(cell), result.measurement.status, result.measurement.error);
+          this.options.cellFinished();
         }),
       );
     }

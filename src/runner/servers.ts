@@ -14,9 +14,16 @@ export interface RunningServer {
 /** How long a started server may take to listen on its port. */
 export const LISTEN_TIMEOUT_MS = 15_000;
 
+/** The check that a server's own pid holds a listening TCP or bound UDP socket on its port. */
+const listeningCheck = (port: number, pid: string) => `ss -Hlnptu 'sport = :${port}' | grep -q "pid=${pid}," && echo listening`;
+
 /**
  * Starts a tool's server detached (it outlives this SSH session) and waits until its port
  * listens. Returns undefined for tools without a server.
+ *
+ * The server writes its pid next to its log. A server of ours that still holds the port — one
+ * whose start was answered on a connection that then dropped, so latlab never learnt its pid —
+ * is stopped first, so the new one does not die of "address already in use".
  */
 export async function startServer(
   ssh: NodeSSH,
@@ -31,7 +38,10 @@ export async function startServer(
   const spec = tool.server({ bindAddress: "0.0.0.0", port, workDir, assetsDir }, params);
   if (!spec) return undefined;
   const log = `${workDir}/${tool.name}-${spec.port}.log`;
-  const start = `mkdir -p ${shellQuote(workDir)} && cd ${shellQuote(workDir)} && (setsid sh -c ${shellQuote(`exec ${spec.command}`)} > ${shellQuote(log)} 2>&1 < /dev/null & echo $!)`;
+  const pidFile = `${workDir}/${tool.name}-${spec.port}.pid`;
+  // Only a pid that holds our port is stopped: a pid in an old file may belong to anyone by now.
+  const stale = `if [ -f ${shellQuote(pidFile)} ]; then p=$(cat ${shellQuote(pidFile)}); if ${listeningCheck(spec.port, "$p")} >/dev/null; then kill "$p"; sleep 0.2; kill -9 "$p" 2>/dev/null; fi; rm -f ${shellQuote(pidFile)}; fi`;
+  const start = `mkdir -p ${shellQuote(workDir)} && cd ${shellQuote(workDir)} && { ${stale}; } && (setsid sh -c ${shellQuote(`echo $$ > ${shellQuote(pidFile)}; exec ${spec.command}`)} > ${shellQuote(log)} 2>&1 < /dev/null & echo $!)`;
   const started = await execWithTimeout(ssh, start, 15, signal);
   const pid = Number(started.stdout.trim());
   const where = `${endpoint.deployment}/${endpoint.role}`;
@@ -44,7 +54,7 @@ export async function startServer(
     for (;;) {
       // Ready = this server's own pid holds a listening TCP or bound UDP socket on the port; a
       // socket someone else holds there does not count.
-      const check = await execWithTimeout(ssh, `ss -Hlnptu 'sport = :${spec.port}' | grep -q 'pid=${pid},' && echo listening; ${aliveCheck(String(pid))}`, 10, signal);
+      const check = await execWithTimeout(ssh, `${listeningCheck(spec.port, String(pid))}; ${aliveCheck(String(pid))}`, 10, signal);
       if (check.stdout.includes("gone")) {
         gone = true;
         const out = await execWithTimeout(ssh, `tail -n 20 ${shellQuote(log)}`, 10, signal);
@@ -60,6 +70,15 @@ export async function startServer(
     if (!gone) await stopServer(ssh, { tool: tool.name, host: where, port: spec.port, pid, log }).catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Whether a started server still runs and listens on its port: after its host's connection was
+ * replaced, it may have gone with the old one.
+ */
+export async function serverRunning(ssh: NodeSSH, server: RunningServer, signal?: AbortSignal): Promise<boolean> {
+  const check = await execWithTimeout(ssh, `${listeningCheck(server.port, String(server.pid))}; ${aliveCheck(String(server.pid))}`, 10, signal);
+  return check.stdout.includes("listening") && check.stdout.includes("alive");
 }
 
 export async function stopServer(ssh: NodeSSH, server: RunningServer): Promise<void> {

@@ -1,8 +1,11 @@
 /**
  * A small stand-in for node-ssh's NodeSSH: execCommand answers from a handler, dispose() closes
- * it like the real one (later commands reject, pending ones fail). Commands arrive as the
- * handler would see them on the host: without execWithTimeout's `timeout … sh -c '…'` wrapper.
+ * it like the real one (later commands reject, pending ones fail). drop() is the connection
+ * dying under it as a real one does: its ssh2 client (`connection`) emits 'end' and 'close',
+ * then every command in flight comes back with exit code null. Commands arrive as the handler
+ * would see them on the host: without execWithTimeout's `timeout … sh -c '…'` wrapper.
  */
+import { EventEmitter } from "node:events";
 import type { NodeSSH } from "node-ssh";
 import type { HostEndpoint } from "../../../src/targets/target.ts";
 
@@ -10,6 +13,8 @@ export interface Answer {
   stdout?: string;
   stderr?: string;
   code?: number | null;
+  /** The signal that ended the command (node-ssh reports it with code null). */
+  signal?: string | null;
 }
 
 /** Answers a command; may return a promise that never settles (a wedged host). */
@@ -24,8 +29,11 @@ export interface FakeSsh {
   /** Raw commands as execCommand received them (with the timeout wrapper). */
   wrapped: string[];
   disposed: boolean;
-  /** Commands issued after dispose() (they reject, as node-ssh's do). */
+  /** Commands issued after dispose() or drop() (they reject, as node-ssh's do). */
   afterDispose: string[];
+  /** The connection dies: 'error' (when a reason is given), 'end', 'close'; commands in flight end with code null. */
+  drop(reason?: string): void;
+  dropped: boolean;
 }
 
 const WRAPPER = /^timeout --kill-after=\d+ \d+ sh -c '([\s\S]*)'$/;
@@ -40,7 +48,8 @@ export function unwrap(command: string): string {
 export const never = () => new Promise<Answer>(() => undefined);
 
 export function fakeSsh(name: string, handler: Handler = () => ({})): FakeSsh {
-  const pending = new Set<(error: Error) => void>();
+  const pending = new Set<{ resolve: (answer: Answer) => void; reject: (error: Error) => void }>();
+  const connection = new EventEmitter();
   const fake: FakeSsh = {
     name,
     commands: [],
@@ -48,12 +57,24 @@ export function fakeSsh(name: string, handler: Handler = () => ({})): FakeSsh {
     wrapped: [],
     disposed: false,
     afterDispose: [],
+    dropped: false,
     ssh: undefined as unknown as NodeSSH,
+    drop(reason?: string) {
+      if (fake.dropped || fake.disposed) return;
+      fake.dropped = true;
+      if (reason) connection.emit("error", new Error(reason));
+      connection.emit("end");
+      connection.emit("close");
+      // ssh2 closes the channels after the client's 'close': node-ssh resolves them with code null.
+      for (const p of pending) p.resolve({ code: null, signal: null });
+      pending.clear();
+    },
   };
   const ssh = {
+    connection,
     async execCommand(command: string, options: { stdin?: string } = {}) {
       const inner = unwrap(command);
-      if (fake.disposed) {
+      if (fake.disposed || fake.dropped) {
         fake.afterDispose.push(inner);
         throw new Error("Not connected to server");
       }
@@ -61,22 +82,24 @@ export function fakeSsh(name: string, handler: Handler = () => ({})): FakeSsh {
       fake.commands.push(inner);
       fake.stdins.push(options.stdin);
       const answer = await new Promise<Answer>((resolve, reject) => {
-        pending.add(reject);
+        const entry = { resolve, reject };
+        pending.add(entry);
         Promise.resolve(handler(inner, options.stdin)).then(
-          (a) => (pending.delete(reject), resolve(a)),
-          (e: unknown) => (pending.delete(reject), reject(e)),
+          (a) => (pending.delete(entry), resolve(a)),
+          (e: unknown) => (pending.delete(entry), reject(e)),
         );
       });
-      return { stdout: answer.stdout ?? "", stderr: answer.stderr ?? "", code: answer.code === undefined ? 0 : answer.code, signal: null };
+      return { stdout: answer.stdout ?? "", stderr: answer.stderr ?? "", code: answer.code === undefined ? 0 : answer.code, signal: answer.signal ?? null };
     },
     dispose() {
       if (fake.disposed) return;
       fake.disposed = true;
-      for (const reject of pending) reject(new Error("connection closed"));
+      for (const p of pending) p.reject(new Error("connection closed"));
       pending.clear();
+      if (!fake.dropped) connection.emit("close");
     },
     isConnected() {
-      return !fake.disposed;
+      return !fake.disposed && !fake.dropped;
     },
   };
   fake.ssh = ssh as unknown as NodeSSH;

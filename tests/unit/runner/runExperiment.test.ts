@@ -136,3 +136,19 @@ describe("runExperiment: the order cells run in", () => {
     expect(results.measurements.map((m) => m.cell)).toEqual(twoReps.cells.map((c) => c.id));
   });
 });
+
+describe("runExperiment: Ctrl-C during teardown", () => {
+  it("a run whose every cell was measured stays complete when Ctrl-C arrives while it tears down", async () => {
+    const pingOut = readFileSync(join(import.meta.dirname, "../../fixtures/ping/normal.stdout"), "utf8");
+    const connect: Connect = async (h) => fakeSsh(h.role, (cmd) => (/\bping\b.*-c/.test(cmd) ? { stdout: pingOut } : { stdout: "ping from iputils 20240117" })).ssh;
+    const controller = new AbortController();
+    const target = fakeTarget((d, role) => endpoint(d, role));
+    target.down = async () => {
+      controller.abort(); // the user's Ctrl-C, while teardown runs
+      return { status: "ok" as const, errors: [], removed: [] };
+    };
+    const results = await runExperiment({ source: "fake.ts", plan, target, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: controller.signal, connect });
+    expect(results.measurements.map((m) => [m.status, m.error])).toEqual(plan.cells.map(() => ["ok", undefined]));
+    expect(results.status).toBe("complete");
+  });
+});

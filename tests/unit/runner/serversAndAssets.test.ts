@@ -1,8 +1,14 @@
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import type { NodeSSH } from "node-ssh";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ASSET_TIMEOUT_SECONDS, ensureAssets } from "../../../src/runner/assets.ts";
-import { LISTEN_TIMEOUT_MS, startServer } from "../../../src/runner/servers.ts";
+import { LISTEN_TIMEOUT_MS, serverRunning, startServer, stopServer } from "../../../src/runner/servers.ts";
 import type { ToolModule } from "../../../src/tools/types.ts";
+import { tempDirs } from "../../tempDirs.ts";
 import { endpoint, fakeSsh, never } from "./fakeSsh.ts";
+
+const tempDir = tempDirs();
 
 /** Just enough of a tool for the runner's server and asset steps. */
 const tool = {
@@ -81,6 +87,84 @@ describe("ensureAssets", () => {
       await failed;
     } finally {
       vi.useRealTimers();
+    }
+  });
+});
+
+/** node-ssh's execCommand, run by this machine's sh: the real shell text, no SSH. */
+function localShell(): NodeSSH {
+  return {
+    isConnected: () => true,
+    execCommand: (command: string) =>
+      new Promise((resolve) => {
+        const child = spawn("sh", ["-c", command], { stdio: ["ignore", "pipe", "pipe"] });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d) => (stdout += d));
+        child.stderr.on("data", (d) => (stderr += d));
+        child.on("close", (code, signal) => resolve({ code, signal, stdout: stdout.trim(), stderr: stderr.trim() }));
+      }),
+  } as unknown as NodeSSH;
+}
+
+/** Alive = exists and is not a zombie waiting for its reaper. */
+const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+
+describe("startServer on a real shell: a server of ours whose pid latlab never learnt", () => {
+  // A server that listens on 127.0.0.1 (this test's own), on a port picked per run.
+  const listener = {
+    name: "listener",
+    server: (ctx: { port: number }) => ({
+      command: `python3 -c 'import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", ${ctx.port})); s.listen(); time.sleep(120)'`,
+      port: ctx.port,
+    }),
+  } as unknown as ToolModule;
+
+  it("is stopped before a new one starts on its port (its start was answered on a connection that then dropped); a pid file naming someone else's process is not", async () => {
+    const ssh = localShell();
+    const host = endpoint("d0", "server", { workDir: tempDir("latlab-unit-server-") });
+    const port = 40_000 + Math.floor(Math.random() * 20_000);
+    const bystander = spawn("sleep", ["120"], { stdio: "ignore" });
+    // Whatever happens, no server of this test outlives it (the pid file names the latest).
+    const pidFile = `${host.workDir}/servers/listener-${port}.pid`;
+    const started: number[] = [];
+    const start = async () => {
+      const s = await startServer(ssh, host, listener, {}, port, "/assets").finally(() => {
+        if (existsSync(pidFile)) started.push(Number(readFileSync(pidFile, "utf8")));
+      });
+      return s!;
+    };
+    try {
+      const first = await start();
+      expect(await serverRunning(ssh, first)).toBe(true);
+      // The runner lost the answer to that start: it starts the server again on the same port.
+      const second = await start();
+      expect(second.pid).not.toBe(first.pid);
+      expect(alive(first.pid)).toBe(false);
+      expect(await serverRunning(ssh, second)).toBe(true);
+      expect(readFileSync(pidFile, "utf8").trim()).toBe(String(second.pid));
+      await stopServer(ssh, second);
+      expect(await serverRunning(ssh, second)).toBe(false);
+      // A pid file left behind whose pid now belongs to another process (not on our port): untouched.
+      writeFileSync(pidFile, `${bystander.pid}\n`);
+      const third = await start();
+      expect(alive(bystander.pid!)).toBe(true);
+      await stopServer(ssh, third);
+    } finally {
+      // Also a listener whose pid never reached the pid file: one whose command line is this test's.
+      const holders = execFileSync("ss", ["-Hlnpt", `sport = :${port}`], { encoding: "utf8" }).matchAll(/pid=(\d+),/g);
+      for (const [, pid] of holders) {
+        const cmdline = existsSync(`/proc/${pid}/cmdline`) ? readFileSync(`/proc/${pid}/cmdline`, "utf8") : "";
+        if (cmdline.includes(`("127.0.0.1", ${port})`)) started.push(Number(pid));
+      }
+      for (const pid of started.filter((p) => p > 0 && p !== bystander.pid)) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // gone already
+        }
+      }
+      bystander.kill("SIGKILL");
     }
   });
 });

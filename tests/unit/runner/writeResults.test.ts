@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { StorageError } from "../../../src/results/fsErrors.ts";
 import type { Results } from "../../../src/results/schema.ts";
 import { INVALID_RESULTS, INVALID_RESULTS_ERRORS, writeResults } from "../../../src/results/writeResults.ts";
 import { tempDirs } from "../../tempDirs.ts";
@@ -37,6 +38,20 @@ describe("writeResults", () => {
     expect(writeResults(dir, results)).toBe(join(dir, "results.json"));
     expect(JSON.parse(readFileSync(join(dir, "results.json"), "utf8"))).toEqual(results);
     expect(existsSync(join(dir, INVALID_RESULTS))).toBe(false);
+  });
+
+  it("a results.json it cannot write throws a StorageError naming the file and the reason in words, and leaves no temp file", () => {
+    const dir = tempDir("latlab-unit-results-");
+    mkdirSync(join(dir, "results.json"));
+    let thrown: unknown;
+    try {
+      writeResults(dir, results);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(StorageError);
+    expect((thrown as Error).message).toBe(`cannot write ${join(dir, "results.json")}: it is a folder where a file was expected (EISDIR)`);
+    expect(readdirSync(dir)).toEqual(["results.json"]);
   });
 
   it("never loses a run's results to a validation bug: writes them beside the errors and names the file", () => {

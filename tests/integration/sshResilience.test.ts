@@ -1,0 +1,114 @@
+/**
+ * One dropped SSH connection on the local target (issue 12, point 2): while the first ping runs,
+ * the sshd process serving latlab's session on the client host is killed (not sshd's listener,
+ * which goes on accepting). That cell fails with the lost connection; the host is reconnected
+ * and its later repetitions are measured; teardown is clean.
+ *
+ * Builds namespaces: run under `flock /tmp/latlab-ns.lock`, like every test that does.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ResultsSchema, type Results } from "../../src/results/schema.ts";
+import { DEFAULT_KEYS_ROOT } from "../../src/targets/local/localTarget.ts";
+import { tempDirs } from "../tempDirs.ts";
+
+const tempDir = tempDirs();
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const BIN = join(ROOT, "bin/latlab.js");
+
+/** Namespaces, processes and temp files a run could leave behind (as in experiment.test.ts). */
+function leftovers(runDir: string): string[] {
+  const found: string[] = [];
+  const netns = execFileSync("ip", ["netns", "list"], { encoding: "utf8" }).trim();
+  if (netns) found.push(`namespaces: ${netns.replace(/\n/g, ", ")}`);
+  const procs = execFileSync("ps", ["-eo", "pid,stat,args"], { encoding: "utf8" })
+    .split("\n")
+    .filter((l) => /sockperf|sshd -D -e -f|sshd: root|qperf|iperf3|ping -D/.test(l) && !l.includes("ps -eo") && !/^\s*\d+\s+Z/.test(l));
+  if (procs.length) found.push(`processes: ${procs.join("; ")}`);
+  const links = execFileSync("ip", ["-o", "link", "show"], { encoding: "utf8" }).split("\n").filter((l) => /: ll[a-z0-9]/.test(l));
+  if (links.length) found.push(`links: ${links.join("; ")}`);
+  const tmp = [tmpdir(), DEFAULT_KEYS_ROOT].flatMap((root) => (existsSync(root) ? readdirSync(root) : []).filter((f) => /^latlab-[0-9a-f]{4,}-/.test(f)));
+  if (tmp.length) found.push(`temp: ${tmp.join(", ")}`);
+  if (existsSync(join(runDir, ".tmp"))) found.push(`temp: ${join(runDir, ".tmp")}`);
+  return found;
+}
+
+/** pid → command line of every process in a network namespace. */
+function namespaceProcesses(ns: string): Map<number, string> {
+  let pids: string;
+  try {
+    pids = execFileSync("ip", ["netns", "pids", ns], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return new Map(); // not there yet, or gone
+  }
+  if (!pids) return new Map();
+  let table: string;
+  try {
+    table = execFileSync("ps", ["-o", "pid=,args=", "-p", pids.split(/\s+/).join(",")], { encoding: "utf8" });
+  } catch {
+    return new Map(); // ps exits 1 when every pid exited meanwhile
+  }
+  return new Map(
+    table
+      .split("\n")
+      .map((l) => /^\s*(\d+)\s+(.*)$/.exec(l))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [Number(m[1]), m[2]!] as const),
+  );
+}
+
+describe("a dropped SSH connection on the local target", () => {
+  it("fails the cell in flight with the lost connection, reconnects, measures the later cells and leaves nothing behind", async () => {
+    const out = tempDir("latlab-e2e-ssh-");
+    const killed: string[] = [];
+    let watch: NodeJS.Timeout | undefined;
+    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+      const child = spawn(process.execPath, [BIN, "run", "tests/fixtures/experiments/ping-repetitions.ts", "--out", out, "--no-history"], { cwd: ROOT, env: { ...process.env, CI: "true" } });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("close", (code) => {
+        clearInterval(watch);
+        done({ code, stdout, stderr });
+      });
+      // As soon as the first measuring ping runs on the client host, kill the sshd process that
+      // serves latlab's connection to it (the per-connection "sshd: root@notty"), not the listener.
+      watch = setInterval(() => {
+        if (killed.length) return;
+        const ns = execFileSync("ip", ["netns", "list"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).match(/^ll-[0-9a-f]+-0-client\b/m)?.[0];
+        if (!ns) return;
+        const procs = namespaceProcesses(ns);
+        if (![...procs.values()].some((args) => args.startsWith("ping -D"))) return;
+        for (const [pid, args] of procs) {
+          if (!args.startsWith("sshd: ") || args.includes("[listener]")) continue;
+          process.kill(pid, "SIGKILL");
+          killed.push(`${pid} ${args}`);
+        }
+      }, 20);
+    });
+
+    expect(killed.length, `no sshd session was killed\n${run.stderr}`).toBeGreaterThan(0);
+    expect(run.stderr + run.stdout).not.toMatch(/Error:.*at /);
+    expect(run.code, run.stderr).toBe(2);
+    const results: Results = ResultsSchema.parse(JSON.parse(readFileSync(join(out, "results.json"), "utf8")));
+    expect(results.status).toBe("partial");
+    const [first, ...later] = results.measurements;
+    // The cell in flight: the lost connection, named, never the parser's complaint.
+    expect(first).toMatchObject({ repetition: 0, status: "failed" });
+    expect(first!.error).toMatch(/^connection to client \(198\.\d+\.\d+\.\d+:22\) lost at \d{4}-\d\d-\d\dT[\d:.]+Z during ping client \(/);
+    // Later cells on that host: measured over a new connection.
+    expect(later.map((m) => [m.repetition, m.status])).toEqual([
+      [1, "ok"],
+      [2, "ok"],
+    ]);
+    for (const m of later) expect(m.summary!.count).toBe(10);
+    expect(run.stderr).toMatch(/default\/client: reconnected \(attempt \d\/3\)/);
+    expect(results.teardown).toMatchObject({ status: "ok", errors: [] });
+    expect(leftovers(out)).toEqual([]);
+  });
+});
