@@ -65,9 +65,9 @@ async function runSource(ref: string, file: string): Promise<RunSource> {
 }
 
 /** Adds a finished run's folder to the history; returns the line to print. */
-export async function recordRun(runDir: string, file: string, log: (m: string) => void = () => {}): Promise<string> {
+export async function recordRun(runDir: string, file: string, log: (m: string) => void = () => {}, options: { replace?: boolean } = {}): Promise<string> {
   const folder = readRunFolder(runDir);
-  const { added } = await appendRuns(file, [historyRecords(folder.results, folder.samplesOf)], log);
+  const { added } = await appendRuns(file, [historyRecords(folder.results, folder.samplesOf)], log, options);
   return added.length ? `history: run ${folder.results.runId} recorded in ${file}` : `history: run ${folder.results.runId} was already in ${file}`;
 }
 

@@ -21,6 +21,7 @@ import { LATLAB_VERSION } from "../version.ts";
 import { ignoreHangupWriteErrors } from "./hangup.ts";
 import { sanitizeForTerminal } from "../tools/terminalText.ts";
 import { recordRun, registerHistoryCommands } from "./historyCommands.ts";
+import { registerResumeCommand } from "./resumeCommand.ts";
 import { historyFile } from "../history/historyStore.ts";
 import { provenanceFacts } from "./provenance.ts";
 import { scaffold } from "./init/scaffold.ts";
@@ -377,6 +378,9 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
       if (report.failed.length) exitCode = 1;
     });
 
+  registerResumeCommand(program, (code) => {
+    exitCode = code;
+  });
   registerHistoryCommands(program, (code) => {
     exitCode = code;
   });

@@ -328,8 +328,11 @@ export async function readHistory<T>(file: string, read: (c: DuckDBConnection) =
   }
 }
 
-/** Appends runs not yet in the history (by run id): adding a run twice changes nothing. */
-export async function appendRuns(file: string, records: readonly HistoryRecords[], log: (m: string) => void = () => {}): Promise<{ added: string[]; present: string[] }> {
+/**
+ * Appends runs not yet in the history (by run id): adding a run twice changes nothing — unless
+ * `replace` (a resumed run: the same run, now with more cells), which swaps its rows in one go.
+ */
+export async function appendRuns(file: string, records: readonly HistoryRecords[], log: (m: string) => void = () => {}, options: { replace?: boolean } = {}): Promise<{ added: string[]; present: string[] }> {
   return writeHistory(
     file,
     async (c) => {
@@ -337,7 +340,10 @@ export async function appendRuns(file: string, records: readonly HistoryRecords[
       const present: string[] = [];
       for (const r of records) {
         const existing = await c.runAndReadAll("SELECT count(*) AS n FROM runs WHERE run_id = $1", [r.run.runId]);
-        if (Number(existing.getRowObjectsJS()[0]!["n"]) > 0 || added.includes(r.run.runId)) {
+        const there = Number(existing.getRowObjectsJS()[0]!["n"]) > 0 || added.includes(r.run.runId);
+        if (there && options.replace) {
+          for (const table of HISTORY_TABLES) await c.run(`DELETE FROM ${table} WHERE run_id = $1`, [r.run.runId]);
+        } else if (there) {
           present.push(r.run.runId);
           continue;
         }

@@ -292,6 +292,11 @@ function createExclusive(file: string, text: string): boolean {
   return true;
 }
 
+/** The lock of an existing run folder (`latlab resume` works in a folder that is not empty by design). */
+export function lockRunFolder(dir: string, runId: string, note: (m: string) => void = () => {}): { file: string; release(): void } {
+  return takeLock(resolve(dir), runId, note);
+}
+
 /**
  * Takes the folder's lock: one latlab run per folder. A lock whose process is gone (on this
  * host) is taken over, saying so; a live one, or one from another host, is refused naming it.

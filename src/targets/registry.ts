@@ -53,6 +53,12 @@ export interface TargetFactory {
    * could not be removed.
    */
   cleanup?(options: { dryRun: boolean; unrecorded: boolean; log: (message: string) => void }): Promise<{ text: string; failed: boolean }>;
+  /**
+   * `latlab resume`: throws, saying why and what to do, when a run of this target cannot be
+   * resumed here (its runner alive, its hosts still up, a target that cannot resume). Absent: the
+   * target cannot resume runs.
+   */
+  checkResume?(runId: string): Promise<void>;
 }
 
 /**
@@ -80,6 +86,19 @@ export const targets: Record<string, TargetFactory> = {
       const { cleanupLocal, formatCleanup } = await import("./local/recovery/cleanup.ts");
       const report = await cleanupLocal(options);
       return { text: formatCleanup(report, options), failed: report.errors.length > 0 };
+    },
+    async checkResume(runId) {
+      const { cleanupLocal } = await import("./local/recovery/cleanup.ts");
+      const report = await cleanupLocal({ dryRun: true });
+      const live = report.live.find((l) => l.runId === runId);
+      if (live) throw new Error(`run ${runId} is still running (pid ${live.pid}): it cannot be resumed while it runs`);
+      const left = report.runs.find((r) => r.runId === runId && r.items.length);
+      if (left) {
+        throw new Error(
+          `run ${runId}'s hosts are still up (its runner, pid ${left.pid}, died): \`latlab cleanup\` removes them (${left.items.length} items), then resume brings up new ones. ` +
+            "Re-attaching to hosts left running is not supported yet: what a detached tool (tcp-echo) was still collecting on them is lost by the cleanup — its samples are on the hosts' work folders until then.",
+        );
+      }
     },
   },
   azure: {

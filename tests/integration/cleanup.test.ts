@@ -7,7 +7,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { runShort } from "../../src/targets/local/names.ts";
 import { tempDirs } from "../tempDirs.ts";
 
@@ -42,6 +42,11 @@ describe("latlab cleanup (local target, real namespaces)", () => {
     const runId = /run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(stderr)![1]!;
     const short = runShort(runId);
     const cleanup = (...args: string[]) => spawnSync(process.execPath, [BIN, "cleanup", ...args], { cwd: ROOT, env, encoding: "utf8" });
+    // Whatever fails below, the killed run's hosts do not outlive the test.
+    onTestFinished(() => {
+      child.kill("SIGKILL");
+      cleanup();
+    });
 
     // Alive: left alone.
     const during = cleanup();

@@ -1,0 +1,84 @@
+/**
+ * `latlab resume <runId|dir>`: finishes a run that stopped before every cell was measured (see
+ * src/runner/resumeRun.ts), or says exactly why it cannot.
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { historyFile } from "../history/historyStore.ts";
+import { comparisonTable } from "../report/table.ts";
+import { lockRunFolder } from "../results/outputFolder.ts";
+import { readRunFolder } from "../results/readRunFolder.ts";
+import { lineProgress, barProgress } from "../runner/progress.ts";
+import { cellsToResume, readRunToResume, resumePlan, resumeRun } from "../runner/resumeRun.ts";
+import { findTarget } from "../targets/registry.ts";
+import { findTool } from "../tools/registry.ts";
+import { sanitizeForTerminal } from "../tools/terminalText.ts";
+import { recordRun } from "./historyCommands.ts";
+import { ignoreHangupWriteErrors } from "./hangup.ts";
+import { newRunId, runExitCode, STOP_SIGNALS } from "./main.ts";
+
+function runFolder(ref: string): string {
+  for (const dir of [resolve(ref), resolve("results", ref)]) if (existsSync(resolve(dir, "plan.json")) || existsSync(resolve(dir, "results.json"))) return dir;
+  throw new Error(`"${ref}": no run folder (looked for ${resolve(ref)} and ${resolve("results", ref)} with a plan.json)`);
+}
+
+export function registerResumeCommand(program: Command, setExitCode: (code: number) => void): void {
+  program
+    .command("resume")
+    .description("finish a run that stopped before every cell was measured (Ctrl-C, a crash, kill -9): its cells not measured run on hosts brought up again, into the same folder")
+    .argument("<runId|dir>", "the run's results folder, or its id under ./results")
+    .option("--no-install", "never install missing system packages; say what to run instead")
+    .option("--history <file>", "record the finished run in this history file (default $LATLAB_HISTORY, else results/history.duckdb)")
+    .option("--no-history", "do not record the run in the history")
+    .action(async (ref: string, opts: { install: boolean; history: string | boolean }) => {
+      const runDir = runFolder(ref);
+      const { plan, results: earlier } = readRunToResume(runDir);
+      const cells = cellsToResume(plan, earlier);
+      if (!cells.length) {
+        process.stdout.write(`nothing to resume: every one of the ${plan.cells.length} cells of run ${earlier.runId} was measured (status ${earlier.status})\n`);
+        return;
+      }
+      const factory = findTarget(earlier.target);
+      if (!factory) throw new Error(`run ${earlier.runId} ran on target "${earlier.target}", which this latlab does not have`);
+      if (!factory.checkResume) {
+        throw new Error(
+          `runs on ${earlier.target} cannot be resumed yet: \`latlab destroy ${runDir}\` tears down what is left of run ${earlier.runId}, and \`latlab run\` measures again (its ${cells.length} cells not measured: ${cells.map((c) => c.id).join(", ")})`,
+        );
+      }
+      await factory.checkResume(earlier.runId);
+      const lock = lockRunFolder(runDir, earlier.runId, (m) => process.stderr.write(`${m}\n`));
+      const controller = new AbortController();
+      const onSignal = (signal: NodeJS.Signals) => {
+        process.stderr.write(`\n${signal}: stopping after the current step and tearing everything down…\n`);
+        controller.abort();
+      };
+      ignoreHangupWriteErrors(process.stdout);
+      ignoreHangupWriteErrors(process.stderr);
+      for (const s of STOP_SIGNALS) process.on(s, onSignal);
+      try {
+        const sub = resumePlan(plan, cells);
+        const quiet = process.env.CI === "true";
+        const progress = quiet || !process.stderr.isTTY ? lineProgress(process.stderr) : barProgress();
+        const log = (m: string) => progress.log(m);
+        const targetOptions = { binaries: [...new Set(sub.cells.flatMap((c) => findTool(c.tool)!.binaries))], install: opts.install, log, source: earlier.experiment.source, resultsRoot: resolve("results") };
+        await factory.preflight(sub, targetOptions);
+        const target = await factory.create(targetOptions);
+        const { results } = await resumeRun({ runDir, resumeRunId: newRunId(), target, progress, signal: controller.signal });
+        const { samplesOf } = readRunFolder(runDir);
+        process.stdout.write(`\n${sanitizeForTerminal(comparisonTable(results, samplesOf), { maxLineLength: 100_000 })}\n`);
+        process.stdout.write(`results: ${resolve(runDir, "results.json")} (${cells.length} cell(s) resumed)\n`);
+        setExitCode(runExitCode(results));
+        if (opts.history !== false && results.status !== "running") {
+          const file = historyFile(typeof opts.history === "string" ? opts.history : undefined);
+          // The run may be in the history already, as it stood when it stopped: its rows are replaced.
+          await recordRun(runDir, file, log, { replace: true })
+            .then((line) => process.stderr.write(`${line}\n`))
+            .catch((error: Error) => process.stderr.write(`history: not recorded in ${file}: ${error.message}\n`));
+        }
+      } finally {
+        for (const s of STOP_SIGNALS) process.off(s, onSignal);
+        lock.release();
+      }
+    });
+}

@@ -1,0 +1,98 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildPlan, defineExperiment } from "../../../src/index.ts";
+import type { Plan } from "../../../src/plan/types.ts";
+import type { Connect } from "../../../src/runner/connections.ts";
+import type { Progress } from "../../../src/runner/progress.ts";
+import { cellsToResume, resumePlan, resumeRun, RESUME_FOLDER } from "../../../src/runner/resumeRun.ts";
+import { runExperiment } from "../../../src/runner/runExperiment.ts";
+import { ResultsSchema } from "../../../src/results/schema.ts";
+import type { HostEndpoint, Target } from "../../../src/targets/target.ts";
+import { endpoint, fakeSsh } from "./fakeSsh.ts";
+import { tempDirs } from "../../tempDirs.ts";
+
+const tempDir = tempDirs();
+const plan: Plan = buildPlan(
+  defineExperiment({
+    name: "fake",
+    description: "resume against fake hosts",
+    axes: { ppg: [false, true] },
+    hosts: { client: {}, server: {} },
+    measure: [{ tool: "ping", params: { count: 3, interval: 0.1 } }],
+  }),
+);
+const silent: Progress = { start() {}, cellStarted() {}, cellFinished() {}, log() {}, stop() {} };
+const pingOut = readFileSync(join(import.meta.dirname, "../../fixtures/ping/normal.stdout"), "utf8");
+
+function fakeTarget(): Target & { ups: string[][] } {
+  const target = {
+    name: "fake",
+    ups: [] as string[][],
+    async up(p: Plan) {
+      target.ups.push(p.deployments.map((d) => d.id));
+      const hosts: HostEndpoint[] = p.deployments.flatMap((d) => d.hosts.map((h) => endpoint(d.id, h.role, { actual: { boot: target.ups.length } })));
+      return { hosts, shaping: { latency: "not-applicable" as const, bandwidth: "not-applicable" as const, note: "shaping: not applicable (fake)" }, facts: {} };
+    },
+    async down() {
+      return { status: "ok" as const, errors: [], removed: [] };
+    },
+  };
+  return target;
+}
+
+/** Hosts that answer ping; those of `broken` deployments refuse connections. */
+const connectExcept =
+  (broken: string[]): Connect =>
+  async (h) => {
+    if (broken.includes(h.deployment)) throw new Error(`${h.deployment}/${h.role}: connection refused`);
+    return fakeSsh(h.role, (cmd) => (/\bping\b.*-c/.test(cmd) ? { stdout: pingOut } : { stdout: "ping from iputils 20240117" })).ssh;
+  };
+
+describe("latlab resume", () => {
+  it("runs only the cells not measured, on hosts brought up again, and makes results.json of every cell with comparisons over all", async () => {
+    const runDir = tempDir("latlab-resume-");
+    const first = await runExperiment({ source: "fake.ts", plan, target: fakeTarget(), runId: "first", runDir, progress: silent, signal: new AbortController().signal, connect: connectExcept(["ppg=true"]) });
+    expect(first.status).toBe("partial");
+    expect(first.comparisons).toEqual([]);
+    expect(cellsToResume(plan, first).map((c) => c.id)).toEqual(plan.cells.filter((c) => c.variant === "ppg=true").map((c) => c.id));
+
+    const target = fakeTarget();
+    const { results, resumedCells } = await resumeRun({ runDir, resumeRunId: "again", target, progress: silent, signal: new AbortController().signal, connect: connectExcept([]), now: () => new Date("2026-11-23T12:00:00Z") });
+    expect(resumedCells).toBe(1);
+    // Only the deployment with cells left was brought up again.
+    expect(target.ups).toEqual([["ppg=true"]]);
+    expect(results.runId).toBe("first");
+    expect(results.status).toBe("complete");
+    expect(results.measurements.map((m) => [m.variant, m.status])).toEqual([["ppg=false", "ok"], ["ppg=true", "ok"]]);
+    expect(results.measurements[0]).toEqual(first.measurements[0]); // the earlier cell as it was measured
+    expect(results.comparisons.map((c) => [c.variant, c.baseline, c.inference.unit])).toEqual([["ppg=true", "ppg=false", "sample-blocks"]]);
+    expect(results.environment.facts["resume.1"]).toMatch(/^2026-11-23T12:00:00\.000Z: 1 cell\(s\) not measured before were run on hosts brought up again \(deployments ppg=true; a new draw of hosts/);
+    const hosts = results.variants.find((v) => v.id === "ppg=true")!.hosts.map((h) => h.deployment);
+    expect(hosts).toEqual(["ppg=true (before resume 1)", "ppg=true (before resume 1)", "ppg=true", "ppg=true"]);
+    // On disk: the merged results, the resumed cell's samples where results.json says, no work folder.
+    const onDisk = ResultsSchema.parse(JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")));
+    expect(onDisk.status).toBe("complete");
+    const resumedCell = onDisk.measurements.find((m) => m.variant === "ppg=true")!;
+    expect(readFileSync(join(runDir, resumedCell.samplesFile!), "utf8").trim().split("\n")).toHaveLength(resumedCell.summary!.count);
+    expect(existsSync(join(runDir, RESUME_FOLDER))).toBe(false);
+    expect(JSON.parse(readFileSync(join(runDir, "plan.json"), "utf8")).cells).toHaveLength(plan.cells.length);
+
+    await expect(resumeRun({ runDir, resumeRunId: "third", target: fakeTarget(), progress: silent, signal: new AbortController().signal, connect: connectExcept([]) })).rejects.toThrow(
+      /nothing to resume in .*: every one of its 2 cells was measured \(status complete\)/,
+    );
+  });
+
+  it("a resume plan holds only the cells left and the deployments they need", () => {
+    const left = plan.cells.filter((c) => c.variant === "ppg=true");
+    const p = resumePlan(plan, left);
+    expect(p.deployments.map((d) => d.id)).toEqual(["ppg=true"]);
+    expect(p.estimate.hosts).toBe(2);
+    expect(p.variants).toEqual(plan.variants);
+  });
+
+  it("says which file is missing or wrong", async () => {
+    const runDir = tempDir("latlab-resume-");
+    await expect(resumeRun({ runDir, resumeRunId: "x", target: fakeTarget(), progress: silent, signal: new AbortController().signal })).rejects.toThrow(/cannot resume .*: no plan\.json/);
+  });
+});
