@@ -20,6 +20,13 @@ export interface HostConnectionsOptions {
 /** 3 attempts to reconnect, 0.5 s, 1 s and 2 s after the drop was noticed and each failure. */
 export const RECONNECT_DELAYS_MS: readonly number[] = [500, 1_000, 2_000];
 
+/**
+ * The pauses for a detached client's collection (tcp-echo: hours long): the client goes on
+ * writing on its host while the runner is cut off, so a longer outage (about 6 minutes in all)
+ * is waited out before the rest of its records are given up.
+ */
+export const DETACHED_RECONNECT_DELAYS_MS: readonly number[] = [2_000, 5_000, 10_000, 20_000, 30_000, 60_000, 60_000, 60_000, 60_000, 60_000];
+
 /** A host whose dropped connection could not be re-established: its remaining cells fail with this. */
 export class ReconnectFailedError extends Error {
   constructor(message: string) {
@@ -154,7 +161,7 @@ export class HostConnections {
    * one is returned as is, and callers that notice the same drop at the same time share one
    * reconnect: a fresh connection is never closed under a cell that just got it.
    */
-  reconnect(role: string, failed: NodeSSH): Promise<NodeSSH> {
+  reconnect(role: string, failed: NodeSSH, delaysMs?: readonly number[]): Promise<NodeSSH> {
     const inFlight = this.reconnecting.get(role);
     if (inFlight) return inFlight;
     if (this.closed) return Promise.reject(new Error(`${this.deployment}/${role}: connections are closed`));
@@ -163,7 +170,7 @@ export class HostConnections {
     const current = this.open.get(role);
     if (current && current !== failed && !connectionLost(current)) return Promise.resolve(current);
     const host = this.endpoint(role);
-    const attempt = this.reestablish(host, current ?? failed, failed);
+    const attempt = this.reestablish(host, current ?? failed, failed, delaysMs);
     this.reconnecting.set(role, attempt);
     const forget = () => {
       if (this.reconnecting.get(role) === attempt) this.reconnecting.delete(role);
@@ -177,9 +184,9 @@ export class HostConnections {
    * each logged. Ctrl-C ends the pause and the attempt at once. When all fail, the host is
    * given up and its error says after how many attempts and why.
    */
-  private async reestablish(host: HostEndpoint, current: NodeSSH, failed: NodeSSH): Promise<NodeSSH> {
+  private async reestablish(host: HostEndpoint, current: NodeSSH, failed: NodeSSH, delaysMs?: readonly number[]): Promise<NodeSSH> {
     const { signal, log } = this.options;
-    const delays = this.options.reconnectDelaysMs ?? RECONNECT_DELAYS_MS;
+    const delays = delaysMs ?? this.options.reconnectDelaysMs ?? RECONNECT_DELAYS_MS;
     const lost = connectionLost(failed) ?? connectionLost(current);
     closeConnection(failed);
     if (current !== failed) closeConnection(current);

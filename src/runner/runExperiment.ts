@@ -14,7 +14,7 @@ import type { Progress } from "./progress.ts";
 import { serverRunning, startServer, stopServer, type RunningServer } from "./servers.ts";
 import { ensureAssets } from "./assets.ts";
 import { connectHost, execWithTimeout, lostDuring } from "./ssh.ts";
-import { HostConnections, type Connect } from "./connections.ts";
+import { DETACHED_RECONNECT_DELAYS_MS, HostConnections, type Connect } from "./connections.ts";
 import { LATLAB_VERSION } from "../version.ts";
 
 export interface RunOptions {
@@ -30,6 +30,8 @@ export interface RunOptions {
   signal: AbortSignal;
   /** How hosts are reached; connectHost unless a test passes a fake. */
   connect?: Connect;
+  /** Pauses before each attempt of a detached client's collection to reconnect (DETACHED_RECONNECT_DELAYS_MS unless a test passes others). */
+  detachedReconnectDelaysMs?: readonly number[];
   /** Pauses before each attempt to re-establish a dropped connection (RECONNECT_DELAYS_MS unless a test passes others). */
   reconnectDelaysMs?: readonly number[];
   /** Facts about where the run was made from (git commit, CI run), recorded beside the target's. */
@@ -309,7 +311,8 @@ class DeploymentSession {
           files: this.options.files,
           signal,
           // Replaces only the connection this cell saw drop; parallel cells share one reconnect.
-          reconnectClient: (failed) => connections.reconnect(cell.from, failed),
+          // Only detached clients reconnect mid-cell: their collection waits out a longer outage.
+          reconnectClient: (failed) => connections.reconnect(cell.from, failed, this.options.detachedReconnectDelaysMs ?? DETACHED_RECONNECT_DELAYS_MS),
           log: (m) => progress.log(m),
         },
         tool,

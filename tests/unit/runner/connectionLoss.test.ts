@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from "vitest";
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
 import type { Cell, Plan } from "../../../src/plan/types.ts";
 import { runCell } from "../../../src/runner/cellRunner.ts";
-import { HostConnections, ReconnectFailedError, type Connect } from "../../../src/runner/connections.ts";
+import { DETACHED_RECONNECT_DELAYS_MS, HostConnections, RECONNECT_DELAYS_MS, ReconnectFailedError, type Connect } from "../../../src/runner/connections.ts";
 import type { Progress } from "../../../src/runner/progress.ts";
 import { runExperiment } from "../../../src/runner/runExperiment.ts";
 import { ConnectionLostError, execWithTimeout, watchConnection } from "../../../src/runner/ssh.ts";
@@ -218,6 +218,17 @@ describe("HostConnections.use after a drop", () => {
     await expect(p.use("client")).rejects.toBe(failure);
     expect(attempts()).toBe(3);
     expect(await p.use("server")).toBe(made[1]!.ssh);
+    p.close();
+  });
+
+  it("a detached client's collection may wait out a longer outage: its reconnect takes its own, longer list of pauses", async () => {
+    const { p, made, attempts } = await pool((n) => (n < 6 ? new Error("d0/client (127.0.0.1:1): SSH not ready: connect ECONNREFUSED") : fakeSsh(`client#${n}`)));
+    made[0]!.drop();
+    const fresh = await p.reconnect("client", made[0]!.ssh, [1, 1, 1, 1, 1, 1, 1]);
+    expect(attempts()).toBe(6);
+    expect(fresh).toBe(made.at(-1)!.ssh);
+    expect(DETACHED_RECONNECT_DELAYS_MS.reduce((a, b) => a + b, 0)).toBeGreaterThan(5 * 60_000);
+    expect(DETACHED_RECONNECT_DELAYS_MS.length).toBeGreaterThan(RECONNECT_DELAYS_MS.length);
     p.close();
   });
 
