@@ -280,7 +280,10 @@ class DeploymentSession {
     }
     const clientAssets = await on(client, "client", () => ensureAssets(clientSsh, client, tool, this.shipped, signal));
     const serverAssets = await on(server, "server", () => ensureAssets(serverSsh, server, tool, this.shipped, signal));
-    const key = `${cell.to}/${cell.measure}`;
+    // The server listens on the address the cell's path reaches it at, not on every interface
+    // (the management network included): a cell of each path gets a server of its own.
+    const bindAddress = cell.path === "public" ? (server.publicPathArrivesAt ?? server.publicAddress ?? server.privateAddress) : server.privateAddress;
+    const key = `${cell.to}/${cell.measure}/${tool.serverListensOnAll ? "*" : bindAddress}`;
     const known = this.started.get(key);
     const generation = connections.generation(cell.to);
     if (known?.server && known.generation !== generation) {
@@ -297,7 +300,7 @@ class DeploymentSession {
       }
     }
     if (!this.started.has(key)) {
-      const s = await on(server, "server", () => startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal));
+      const s = await on(server, "server", () => startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal, bindAddress));
       this.started.set(key, { server: s, generation });
       if (s) this.servers.push({ role: cell.to, server: s });
     }

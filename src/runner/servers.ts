@@ -33,12 +33,16 @@ export async function startServer(
   port: number,
   assetsDir: string,
   signal?: AbortSignal,
+  /** The one address the server listens on (the runner passes the path's own: never the management network). */
+  bindAddress = "0.0.0.0",
 ): Promise<RunningServer | undefined> {
   const workDir = `${endpoint.workDir}/servers`;
-  const spec = tool.server({ bindAddress: "0.0.0.0", port, workDir, assetsDir }, params);
+  const spec = tool.server({ bindAddress, port, workDir, assetsDir }, params);
   if (!spec) return undefined;
-  const log = `${workDir}/${tool.name}-${spec.port}.log`;
-  const pidFile = `${workDir}/${tool.name}-${spec.port}.pid`;
+  // One server per port and address: the private and the public path may each have one on the port.
+  const name = `${tool.name}-${spec.port}${bindAddress === "0.0.0.0" ? "" : `-${bindAddress}`}`;
+  const log = `${workDir}/${name}.log`;
+  const pidFile = `${workDir}/${name}.pid`;
   // Only a pid that holds our port is stopped: a pid in an old file may belong to anyone by now.
   const stale = `if [ -f ${shellQuote(pidFile)} ]; then p=$(cat ${shellQuote(pidFile)}); if ${listeningCheck(spec.port, "$p")} >/dev/null; then kill "$p"; sleep 0.2; kill -9 "$p" 2>/dev/null; fi; rm -f ${shellQuote(pidFile)}; fi`;
   const start = `mkdir -p ${shellQuote(workDir)} && cd ${shellQuote(workDir)} && { ${stale}; } && (setsid sh -c ${shellQuote(`echo $$ > ${shellQuote(pidFile)}; exec ${spec.command}`)} > ${shellQuote(log)} 2>&1 < /dev/null & echo $!)`;

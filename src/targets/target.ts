@@ -13,6 +13,12 @@ export interface HostEndpoint {
   privateAddress: string;
   /** Address over the public path, where the target has one. */
   publicAddress?: string;
+  /**
+   * Where traffic to publicAddress arrives on the host, when not at publicAddress itself: on Azure
+   * (and its emulator) the public IP is translated to the NIC's private address on the way in.
+   * Servers for the public path listen there — on one address, never on every interface.
+   */
+  publicPathArrivesAt?: string;
   /** Scratch directory on the host for tool files. */
   workDir: string;
   /** What the host actually got, to be recorded next to what was asked. */

@@ -18,6 +18,11 @@ export interface ToolModule<P = any> {
    * long-lived probes whose point is to watch the same hours from several places.
    */
   readonly pairsInParallel?: boolean;
+  /**
+   * Why the tool's server cannot be told one address to listen on, when it cannot (it then
+   * listens on every address of its host, and one server serves every path of a measure).
+   */
+  readonly serverListensOnAll?: string;
   /** Executables that must exist on every host that runs this tool. */
   readonly binaries: readonly string[];
   /**

@@ -95,7 +95,9 @@ export const iperf3: Iperf3Tool = {
     // UDP: -J, so that --get-server-output hands the client the receiver's own report as JSON
     // (server_output_json) rather than as text.
     const json = params.protocol === "udp" ? " -J" : "";
-    return { command: `iperf3 -s${json} -p ${ctx.port}`, port: ctx.port };
+    // -B: the one address the path reaches this host at (the runner's choice; 0.0.0.0 means all).
+    const bind = ctx.bindAddress === "0.0.0.0" ? "" : ` -B ${ctx.bindAddress}`;
+    return { command: `iperf3 -s${json}${bind} -p ${ctx.port}`, port: ctx.port };
   },
 
   client(ctx: ClientContext, params: Iperf3Params): ClientSpec {

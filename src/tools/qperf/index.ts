@@ -84,6 +84,7 @@ export const qperf: QperfTool = {
   name: "qperf",
   description: "qperf tcp_lat / udp_lat (mean RTT, one value per run) or tcp_bw (Mbit/s)",
   params: QperfParamsSchema,
+  serverListensOnAll: "qperf's server has no option to bind one address",
   binaries: ["qperf"],
   versionCommand: "qperf --version",
   parseVersion: parseQperfVersion,

@@ -152,3 +152,35 @@ describe("runExperiment: Ctrl-C during teardown", () => {
     expect(results.status).toBe("complete");
   });
 });
+
+describe("runExperiment: servers listen on the path's own address", () => {
+  it("a private-path cell's server binds the private address, a public-path cell's where public traffic arrives; never 0.0.0.0", async () => {
+    const paths: Plan = buildPlan(
+      defineExperiment({
+        name: "fake",
+        description: "paths",
+        axes: { path: ["private", "public"] },
+        hosts: { client: {}, server: {} },
+        measure: [{ tool: "sockperf", params: { duration: 1 } }],
+      }),
+    );
+    const serverCommands: string[] = [];
+    const connect: Connect = async (h) =>
+      fakeSsh(h.role, (cmd) => {
+        if (h.role === "server" && cmd.includes("sockperf sr")) serverCommands.push(cmd);
+        if (cmd.includes("echo $!")) return { stdout: "4242" };
+        if (cmd.includes("listening")) return { stdout: "listening" };
+        return { stdout: "sockperf: == version #3.10-0.git == " };
+      }).ssh;
+    const target = fakeTarget((d, role) => endpoint(d, role, { privateAddress: "198.18.1.5", publicAddress: "198.19.64.9" }));
+    await runExperiment({ source: "fake.ts", plan: paths, target, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: new AbortController().signal, connect });
+    expect(serverCommands.map((c) => /sockperf sr --tcp -i '?([\d.]+)'? -p/.exec(c)?.[1] ?? /sockperf sr -i '?([\d.]+)'?/.exec(c)?.[1])).toEqual(["198.18.1.5", "198.19.64.9"]);
+    // Azure: the public IP is translated to the private address on the way in.
+    serverCommands.length = 0;
+    const azureLike = fakeTarget((d, role) => endpoint(d, role, { privateAddress: "10.0.0.4", publicAddress: "198.19.64.9", publicPathArrivesAt: "10.0.0.4" }));
+    await runExperiment({ source: "fake.ts", plan: paths, target: azureLike, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: new AbortController().signal, connect });
+    // Both paths arrive at one address: one server serves both.
+    expect(serverCommands).toHaveLength(1);
+    expect(serverCommands[0]).toMatch(/-i '?10\.0\.0\.4'? /);
+  });
+});

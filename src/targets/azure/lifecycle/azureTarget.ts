@@ -155,6 +155,8 @@ export function endpointsFromOutputs(plan: Plan, outputs: AzureOutputs, keys: Pi
         hostKey: key.publicKey,
         privateAddress: out.privateIp,
         publicAddress: out.publicIp,
+        // Azure translates the public IP to the NIC's private address: public-path traffic arrives there.
+        publicPathArrivesAt: out.privateIp,
         workDir: "/tmp/latlab",
         actual: {},
         // Wait for cloud-init (packages, the marker), then read back what Azure really gave: IMDS + the VF.
