@@ -2,20 +2,20 @@
  * `latlab resume <runId|dir>`: finishes a run that stopped before every cell was measured (see
  * src/runner/resumeRun.ts), or says exactly why it cannot.
  */
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import { historyFile } from "../history/historyStore.ts";
 import { comparisonTable } from "../report/table.ts";
 import { lockRunFolder } from "../results/outputFolder.ts";
-import { readRunFolder } from "../results/readRunFolder.ts";
 import { lineProgress, barProgress } from "../runner/progress.ts";
-import { cellsToResume, readRunToResume, resumePlan, resumeRun } from "../runner/resumeRun.ts";
+import { cellsToResume, readRunToResume, RESUME_FOLDER, resumePlan, resumeRun } from "../runner/resumeRun.ts";
 import { findTarget } from "../targets/registry.ts";
 import { findTool } from "../tools/registry.ts";
 import { sanitizeForTerminal } from "../tools/terminalText.ts";
 import { recordRun } from "./historyCommands.ts";
 import { ignoreHangupWriteErrors } from "./hangup.ts";
+import { provenanceFacts } from "./provenance.ts";
 import { newRunId, runExitCode, STOP_SIGNALS } from "./main.ts";
 
 function runFolder(ref: string): string {
@@ -28,15 +28,19 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
     .command("resume")
     .description("finish a run that stopped before every cell was measured (Ctrl-C, a crash, kill -9): its cells not measured run on hosts brought up again, into the same folder")
     .argument("<runId|dir>", "the run's results folder, or its id under ./results")
+    .option("--retry-failed", "also run again the cells that failed for a reason of their own (by default only those never measured or cut off: interrupted, connection lost)")
     .option("--no-install", "never install missing system packages; say what to run instead")
     .option("--history <file>", "record the finished run in this history file (default $LATLAB_HISTORY, else results/history.duckdb)")
     .option("--no-history", "do not record the run in the history")
-    .action(async (ref: string, opts: { install: boolean; history: string | boolean }) => {
+    .action(async (ref: string, opts: { install: boolean; history: string | boolean; retryFailed?: boolean }) => {
       const runDir = runFolder(ref);
       const { plan, results: earlier } = readRunToResume(runDir);
-      const cells = cellsToResume(plan, earlier);
-      if (!cells.length) {
-        process.stdout.write(`nothing to resume: every one of the ${plan.cells.length} cells of run ${earlier.runId} was measured (status ${earlier.status})\n`);
+      const cells = cellsToResume(plan, earlier, { retryFailed: Boolean(opts.retryFailed) });
+      if (!cells.length && !existsSync(resolve(runDir, RESUME_FOLDER, "results.json"))) {
+        const failed = earlier.measurements.filter((m) => m.status === "failed").length;
+        process.stdout.write(
+          `nothing to resume: every one of the ${plan.cells.length} cells of run ${earlier.runId} was measured${failed ? ` or failed for a reason of its own (${failed}; --retry-failed runs them again)` : ""} (status ${earlier.status})\n`,
+        );
         return;
       }
       const factory = findTarget(earlier.target);
@@ -46,7 +50,8 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
           `runs on ${earlier.target} cannot be resumed yet: \`latlab destroy ${runDir}\` tears down what is left of run ${earlier.runId}, and \`latlab run\` measures again (its ${cells.length} cells not measured: ${cells.map((c) => c.id).join(", ")})`,
         );
       }
-      await factory.checkResume(earlier.runId);
+      // Before anything else: hosts of the run (or of a resume of it) still up, or its runner alive.
+      await factory.checkResume(earlier.runId, runDir);
       const lock = lockRunFolder(runDir, earlier.runId, (m) => process.stderr.write(`${m}\n`));
       const controller = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => {
@@ -57,22 +62,48 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
       ignoreHangupWriteErrors(process.stderr);
       for (const s of STOP_SIGNALS) process.on(s, onSignal);
       try {
-        const sub = resumePlan(plan, cells);
+        const sub = resumePlan(plan, cells.length ? cells : plan.cells);
         const quiet = process.env.CI === "true";
         const progress = quiet || !process.stderr.isTTY ? lineProgress(process.stderr) : barProgress();
         const log = (m: string) => progress.log(m);
         const targetOptions = { binaries: [...new Set(sub.cells.flatMap((c) => findTool(c.tool)!.binaries))], install: opts.install, log, source: earlier.experiment.source, resultsRoot: resolve("results") };
-        await factory.preflight(sub, targetOptions);
+        if (cells.length) {
+          await factory.preflight(sub, targetOptions).catch((error: unknown) => {
+            if (!controller.signal.aborted) throw error;
+          });
+        }
+        if (controller.signal.aborted) {
+          process.stderr.write("interrupted before anything was brought up; results.json was not changed\n");
+          setExitCode(130);
+          return;
+        }
         const target = await factory.create(targetOptions);
-        const { results } = await resumeRun({ runDir, resumeRunId: newRunId(), target, progress, signal: controller.signal });
-        const { samplesOf } = readRunFolder(runDir);
+        const { results, resumedCells, files } = await resumeRun({
+          runDir,
+          resumeRunId: newRunId(),
+          target,
+          progress,
+          signal: controller.signal,
+          retryFailed: Boolean(opts.retryFailed),
+          facts: provenanceFacts(process.cwd()),
+        });
+        const samplesOf = (cell: string) => {
+          const rel = results.measurements.find((m) => m.cell === cell)?.samplesFile;
+          const file = rel ? files.locate(rel) : undefined;
+          return file && existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number) : [];
+        };
         process.stdout.write(`\n${sanitizeForTerminal(comparisonTable(results, samplesOf), { maxLineLength: 100_000 })}\n`);
-        process.stdout.write(`results: ${resolve(runDir, "results.json")} (${cells.length} cell(s) resumed)\n`);
-        setExitCode(runExitCode(results));
-        if (opts.history !== false && results.status !== "running") {
+        for (const line of files.summary()) process.stdout.write(`${line}\n`);
+        const resultsFile = files.resultsFile;
+        if (!resultsFile) process.stdout.write(`results: NOT SAVED — results.json could be written neither in ${runDir} nor in a rescue folder; the table above is what is left\n`);
+        else process.stdout.write(`results: ${resultsFile} (${resumedCells} cell(s) resumed)\n`);
+        let code = runExitCode(results);
+        if ((files.faults.length || !resultsFile) && code !== 130) code = 1;
+        setExitCode(code);
+        if (opts.history !== false && resultsFile && results.status !== "running") {
           const file = historyFile(typeof opts.history === "string" ? opts.history : undefined);
           // The run may be in the history already, as it stood when it stopped: its rows are replaced.
-          await recordRun(runDir, file, log, { replace: true })
+          await recordRun(dirname(resultsFile), file, log, { replace: true })
             .then((line) => process.stderr.write(`${line}\n`))
             .catch((error: Error) => process.stderr.write(`history: not recorded in ${file}: ${error.message}\n`));
         }

@@ -23,7 +23,7 @@ const TAKEOVER_FILE = `${LOCK_FILE}.takeover`;
  * temporary and invalid copies count as results.json.
  */
 export const OWN_FILES = ["results.json", "results.json.tmp", "results.invalid.json", "results.invalid.errors.txt", "plan.json"] as const;
-export const OWN_FOLDERS = ["raw", "samples"] as const;
+export const OWN_FOLDERS = ["raw", "samples", ".resume"] as const;
 /** An Azure run's pointer to its state (src/targets/azure/lifecycle/runState.ts, POINTER_FILE): never overwritten. */
 export const AZURE_POINTER_FILE = "azure-state.json";
 

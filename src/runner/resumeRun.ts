@@ -18,7 +18,7 @@ import { ResultsSchema, type Measurement, type Results } from "../results/schema
 import type { Target } from "../targets/target.ts";
 import type { Connect } from "./connections.ts";
 import type { Progress } from "./progress.ts";
-import { runExperiment, runStatus } from "./runExperiment.ts";
+import { NO_SHAPING, runExperiment, runStatus } from "./runExperiment.ts";
 import { RunFiles } from "../results/runFiles.ts";
 
 /** Where the resumed cells are measured before they join the run's folder. */
@@ -44,10 +44,25 @@ export function readRunToResume(runDir: string): { plan: Plan; results: Results 
   return { plan: read("plan.json", PlanSchema), results: read("results.json", ResultsSchema) };
 }
 
-/** The cells a resume runs: every cell of the plan without a measurement that succeeded. */
-export function cellsToResume(plan: Plan, results: Pick<Results, "measurements">): Cell[] {
-  const ok = new Set(results.measurements.filter((m) => m.status === "ok").map((m) => m.cell));
-  return plan.cells.filter((c) => !ok.has(c.id));
+/**
+ * Whether a failed measurement was never really measured — the run stopped before it, or it was
+ * cut off (interrupted, its connection lost) — rather than failed for a reason of its own, which
+ * would fail again on a resume and whose raw output is evidence to keep.
+ */
+export function cutOff(m: Pick<Measurement, "status" | "error">): boolean {
+  return m.status === "failed" && /^(interrupted|not run)|connection to .* lost|interrupted$/.test(m.error ?? "");
+}
+
+/**
+ * The cells a resume runs: those the run has no measurement of, and those cut off (see
+ * {@link cutOff}); with `retryFailed`, every cell not measured successfully.
+ */
+export function cellsToResume(plan: Plan, results: Pick<Results, "measurements">, options: { retryFailed?: boolean } = {}): Cell[] {
+  const byCell = new Map(results.measurements.map((m) => [m.cell, m]));
+  return plan.cells.filter((c) => {
+    const m = byCell.get(c.id);
+    return !m || (m.status === "failed" && (options.retryFailed || cutOff(m)));
+  });
 }
 
 /** The plan of only those cells, and of the deployments they need. */
@@ -77,19 +92,31 @@ const resumesIn = (results: Results) => Object.keys(results.environment.facts).f
 export function mergeResumed(plan: Plan, earlier: Results, resumed: Results, samplesOf: (cell: string) => number[], at: string): Results {
   const n = resumesIn(earlier) + 1;
   const byCell = new Map<string, Measurement>(earlier.measurements.map((m) => [m.cell, m]));
-  for (const m of resumed.measurements) byCell.set(m.cell, m);
+  // A resumed cell replaces the earlier one only when it was measured, or tried and failed; a
+  // cell the resume never reached (interrupted before it) keeps what the run knew of it.
+  const taken = resumed.measurements.filter((m) => m.status === "ok" || !cutOff(m) || !byCell.has(m.cell));
+  for (const m of taken) byCell.set(m.cell, m);
   const measurements = plan.cells.map((c) => byCell.get(c.id)).filter((m): m is Measurement => m !== undefined);
   const sampled: SampledMeasurement[] = measurements.map((measurement) => ({ measurement, samples: measurement.status === "ok" ? samplesOf(measurement.cell) : [] }));
-  const redeployed = new Set(resumed.measurements.map((m) => m.deployment));
+  const hostsUp = resumed.environment.shaping.note !== NO_SHAPING.note;
+  // Deployments whose resumed cells were measured or tried there: their hosts are a new draw.
+  const redeployed = new Set(hostsUp ? taken.map((m) => m.deployment) : []);
   const ok = measurements.filter((m) => m.status === "ok").length;
   const status = runStatus({ aborted: resumed.status === "interrupted", runError: resumed.error, ok, cells: plan.cells.length });
   const variants = earlier.variants.map((v) => {
     const now = resumed.variants.find((r) => r.id === v.id);
     const before = v.hosts.map((h) => (redeployed.has(h.deployment) ? { ...h, deployment: `${h.deployment} (before resume ${n})` } : h));
-    return { ...v, hosts: [...before, ...(now?.hosts ?? [])] };
+    // Host records of a resume whose hosts never came up say nothing about hosts: not added.
+    return { ...v, hosts: [...before, ...(now?.hosts ?? []).filter((h) => redeployed.has(h.deployment))] };
   });
-  const resumedCells = resumed.measurements.length;
-  const error = status === "failed" ? (resumed.error ?? `no cell was measured; first failure: ${measurements.find((m) => m.error)?.error ?? "unknown"}`) : resumed.status === "interrupted" ? resumed.error : undefined;
+  const measuredNow = taken.filter((m) => m.status === "ok").length;
+  const error = resumed.error ? `resume ${n}: ${resumed.error}` : status === "failed" ? `no cell was measured; first failure: ${measurements.find((m) => m.error)?.error ?? "unknown"}` : undefined;
+  const what = hostsUp
+    ? `${measuredNow} of ${resumed.measurements.length} cell(s) not measured before were measured on hosts brought up again (deployments ${[...redeployed].join(", ")}; a new draw of hosts: their earlier cells' hosts are listed as "<deployment> (before resume ${n})")`
+    : `no hosts came up, nothing was measured${resumed.error ? `: ${resumed.error}` : ""}`;
+  // The resume's own target facts (kernel features, CPUs…) and provenance, kept apart from the earlier run's.
+  const resumedFacts = Object.fromEntries(Object.entries(resumed.environment.facts).map(([k, v]) => [`resume.${n}.${k}`, v]));
+  const earlierHadHosts = earlier.environment.shaping.note !== NO_SHAPING.note;
   const { error: _earlierError, ...rest } = earlier;
   return {
     ...rest,
@@ -98,10 +125,13 @@ export function mergeResumed(plan: Plan, earlier: Results, resumed: Results, sam
     ...(error ? { error } : {}),
     environment: {
       ...earlier.environment,
+      // A run stopped before any host came up has no shaping of its own to report.
+      shaping: earlierHadHosts || !hostsUp ? earlier.environment.shaping : resumed.environment.shaping,
       toolVersions: { ...earlier.environment.toolVersions, ...resumed.environment.toolVersions },
       facts: {
         ...earlier.environment.facts,
-        [`resume.${n}`]: `${at}: ${resumedCells} cell(s) not measured before were run on hosts brought up again (deployments ${[...redeployed].join(", ")}; a new draw of hosts: their earlier cells' hosts are listed as "<deployment> (before resume ${n})"); run ${resumed.runId} on ${resumed.target}, shaping: ${resumed.environment.shaping.note}`,
+        ...resumedFacts,
+        [`resume.${n}`]: `${at}: ${what}; run ${resumed.runId} on ${resumed.target}, shaping: ${resumed.environment.shaping.note}`,
       },
     },
     variants,
@@ -134,20 +164,60 @@ export interface ResumeOptions {
   progress: Progress;
   signal: AbortSignal;
   connect?: Connect;
+  /** Re-run cells that failed for a reason of their own too (default: only those never measured or cut off). */
+  retryFailed?: boolean;
+  /** Provenance of the resume (git commit, CI run), kept under resume.N.* in the facts. */
+  facts?: Record<string, string>;
   /** The clock the resume is dated by (tests pass their own). */
   now?: () => Date;
 }
 
-/** Runs what the run did not measure and writes the merged results.json; returns it. */
-export async function resumeRun(options: ResumeOptions): Promise<{ results: Results; resumedCells: number }> {
+export interface ResumeOutcome {
+  results: Results;
+  resumedCells: number;
+  /** Where the merged results.json and the cells' files went (a rescue folder when the run folder refused them). */
+  files: RunFiles;
+}
+
+/**
+ * A resume that died (SIGKILL) left its measurements in RESUME_FOLDER: its finished cells are
+ * folded into the run first, so a second resume does not measure them again or lose them.
+ */
+function salvage(runDir: string, plan: Plan, earlier: Results, log: (m: string) => void): Results {
+  const work = join(runDir, RESUME_FOLDER);
+  if (!existsSync(join(work, "results.json"))) return earlier;
+  let dead: Results;
+  try {
+    dead = ResultsSchema.parse(JSON.parse(readFileSync(join(work, "results.json"), "utf8")));
+  } catch {
+    return earlier;
+  }
+  const ok = dead.measurements.filter((m) => m.status === "ok");
+  if (!ok.length) return earlier;
+  moveInto(work, runDir);
+  log(`a resume of this run stopped before it finished: its ${ok.length} measured cell(s) are kept`);
+  return { ...earlier, measurements: [...earlier.measurements.filter((m) => !ok.some((o) => o.cell === m.cell)), ...ok], environment: { ...earlier.environment, facts: { ...earlier.environment.facts, [`resume.${resumesIn(earlier) + 1}`]: `${dead.startedAt}: a resume (run ${dead.runId}) stopped before it finished; ${ok.length} cell(s) it measured are kept` } } };
+}
+
+/** Runs what the run did not measure and writes the merged results.json. */
+export async function resumeRun(options: ResumeOptions): Promise<ResumeOutcome> {
   const { runDir } = options;
-  const { plan, results: earlier } = readRunToResume(runDir);
-  const cells = cellsToResume(plan, earlier);
-  if (!cells.length) throw new ResumeError(`nothing to resume in ${runDir}: every one of its ${plan.cells.length} cells was measured (status ${earlier.status})`);
+  const log = (m: string) => options.progress.log(m);
+  const read = readRunToResume(runDir);
+  const { plan } = read;
+  const earlier = salvage(runDir, plan, read.results, log);
+  const cells = cellsToResume(plan, earlier, { retryFailed: Boolean(options.retryFailed) });
+  if (!cells.length) {
+    const failed = earlier.measurements.filter((m) => m.status === "failed").length;
+    throw new ResumeError(
+      `nothing to resume in ${runDir}: every one of its ${plan.cells.length} cells was measured${failed ? ` or failed for a reason of its own (${failed}; --retry-failed runs them again)` : ""} (status ${earlier.status})`,
+    );
+  }
   const work = join(runDir, RESUME_FOLDER);
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
-  options.progress.log(`resuming run ${earlier.runId}: ${cells.length} of ${plan.cells.length} cells to measure, on hosts brought up again`);
+  log(`resuming run ${earlier.runId}: ${cells.length} of ${plan.cells.length} cells to measure, on hosts brought up again`);
+  const workFiles = new RunFiles(work, { runId: options.resumeRunId, warn: log });
   const resumed = await runExperiment({
     source: earlier.experiment.source,
     plan: resumePlan(plan, cells),
@@ -157,19 +227,21 @@ export async function resumeRun(options: ResumeOptions): Promise<{ results: Resu
     progress: options.progress,
     signal: options.signal,
     ...(options.connect ? { connect: options.connect } : {}),
-    files: new RunFiles(work, { runId: options.resumeRunId, warn: (m) => options.progress.log(m) }),
+    ...(options.facts ? { facts: options.facts } : {}),
+    files: workFiles,
   });
   moveInto(work, runDir);
+  const files = new RunFiles(runDir, { runId: earlier.runId, warn: log });
   const samplesFiles = new Map<string, string>();
   for (const m of [...earlier.measurements, ...resumed.measurements]) if (m.samplesFile) samplesFiles.set(m.cell, m.samplesFile);
   const samplesOf = (cell: string) => {
-    const file = samplesFiles.get(cell);
-    const path = file ? join(runDir, file) : undefined;
+    const rel = samplesFiles.get(cell);
+    // In the run folder, or in a rescue folder the run (or the resume) had to use.
+    const path = rel ? (files.locate(rel) ?? workFiles.locate(rel)) : undefined;
     return path && existsSync(path) && statSync(path).isFile() ? readFileSync(path, "utf8").split("\n").filter(Boolean).map(Number) : [];
   };
   const merged = mergeResumed(plan, earlier, resumed, samplesOf, (options.now?.() ?? new Date()).toISOString());
-  const files = new RunFiles(runDir, { runId: earlier.runId, warn: (m) => options.progress.log(m) });
   files.writeResults(merged, true);
   rmSync(work, { recursive: true, force: true });
-  return { results: merged, resumedCells: cells.length };
+  return { results: merged, resumedCells: cells.length, files };
 }

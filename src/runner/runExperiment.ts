@@ -53,7 +53,8 @@ type SessionOptions = RunOptions & { files: RunFiles; cellFinished: () => void }
  */
 export const checkpointDue = (finished: number, lastWritten: number) => finished - lastWritten >= Math.max(1, Math.floor(finished / 200));
 
-const NO_SHAPING: ShapingStatus = { latency: "not-applicable", bandwidth: "not-applicable", note: "no hosts were brought up" };
+/** The shaping a run reports when no host came up (its target said nothing). */
+export const NO_SHAPING: ShapingStatus = { latency: "not-applicable", bandwidth: "not-applicable", note: "no hosts were brought up" };
 
 const cellLabel = (c: Cell) => `${c.variant}${c.replica ? `#r${c.replica}` : ""} ${c.tool} ${c.from}->${c.to}${c.repetition ? ` rep${c.repetition}` : ""}`;
 

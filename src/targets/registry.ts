@@ -58,7 +58,7 @@ export interface TargetFactory {
    * resumed here (its runner alive, its hosts still up, a target that cannot resume). Absent: the
    * target cannot resume runs.
    */
-  checkResume?(runId: string): Promise<void>;
+  checkResume?(runId: string, runDir: string): Promise<void>;
 }
 
 /**
@@ -87,15 +87,18 @@ export const targets: Record<string, TargetFactory> = {
       const report = await cleanupLocal(options);
       return { text: formatCleanup(report, options), failed: report.errors.length > 0 };
     },
-    async checkResume(runId) {
+    async checkResume(runId, runDir) {
       const { cleanupLocal } = await import("./local/recovery/cleanup.ts");
+      const { RESUME_FOLDER } = await import("../runner/resumeRun.ts");
       const report = await cleanupLocal({ dryRun: true });
-      const live = report.live.find((l) => l.runId === runId);
-      if (live) throw new Error(`run ${runId} is still running (pid ${live.pid}): it cannot be resumed while it runs`);
-      const left = report.runs.find((r) => r.runId === runId && r.items.length);
+      // The run itself, or a resume of it (brought up under its own run id, working in RESUME_FOLDER).
+      const ours = (r: { runId: string; runDir: string | null }) => r.runId === runId || r.runDir === runDir || r.runDir === `${runDir}/${RESUME_FOLDER}`;
+      const live = report.live.find(ours);
+      if (live) throw new Error(`run ${runId} (or a resume of it, run ${live.runId}) is still running (pid ${live.pid}): it cannot be resumed while it runs`);
+      const left = report.runs.find((r) => ours(r) && r.items.length);
       if (left) {
         throw new Error(
-          `run ${runId}'s hosts are still up (its runner, pid ${left.pid}, died): \`latlab cleanup\` removes them (${left.items.length} items), then resume brings up new ones. ` +
+          `run ${runId}'s hosts${left.runId === runId ? "" : ` (of an earlier resume of it, run ${left.runId})`} are still up (its runner, pid ${left.pid}, died): \`latlab cleanup\` removes them (${left.items.length} items), then resume brings up new ones. ` +
             "Re-attaching to hosts left running is not supported yet: what a detached tool (tcp-echo) was still collecting on them is lost by the cleanup — its samples are on the hosts' work folders until then.",
         );
       }

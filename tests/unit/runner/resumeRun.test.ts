@@ -41,11 +41,11 @@ function fakeTarget(): Target & { ups: string[][] } {
   return target;
 }
 
-/** Hosts that answer ping; those of `broken` deployments refuse connections. */
+/** Hosts that answer ping; those of `broken` deployments fail (by default as a lost connection: a cut-off cell). */
 const connectExcept =
-  (broken: string[]): Connect =>
+  (broken: string[], why = "connection to client (127.0.0.1:1) lost at 2026-11-23T11:00:00.000Z (reset)"): Connect =>
   async (h) => {
-    if (broken.includes(h.deployment)) throw new Error(`${h.deployment}/${h.role}: connection refused`);
+    if (broken.includes(h.deployment)) throw new Error(why);
     return fakeSsh(h.role, (cmd) => (/\bping\b.*-c/.test(cmd) ? { stdout: pingOut } : { stdout: "ping from iputils 20240117" })).ssh;
   };
 
@@ -67,7 +67,7 @@ describe("latlab resume", () => {
     expect(results.measurements.map((m) => [m.variant, m.status])).toEqual([["ppg=false", "ok"], ["ppg=true", "ok"]]);
     expect(results.measurements[0]).toEqual(first.measurements[0]); // the earlier cell as it was measured
     expect(results.comparisons.map((c) => [c.variant, c.baseline, c.inference.unit])).toEqual([["ppg=true", "ppg=false", "sample-blocks"]]);
-    expect(results.environment.facts["resume.1"]).toMatch(/^2026-11-23T12:00:00\.000Z: 1 cell\(s\) not measured before were run on hosts brought up again \(deployments ppg=true; a new draw of hosts/);
+    expect(results.environment.facts["resume.1"]).toMatch(/^2026-11-23T12:00:00\.000Z: 1 of 1 cell\(s\) not measured before were measured on hosts brought up again \(deployments ppg=true; a new draw of hosts/);
     const hosts = results.variants.find((v) => v.id === "ppg=true")!.hosts.map((h) => h.deployment);
     expect(hosts).toEqual(["ppg=true (before resume 1)", "ppg=true (before resume 1)", "ppg=true", "ppg=true"]);
     // On disk: the merged results, the resumed cell's samples where results.json says, no work folder.
@@ -81,6 +81,36 @@ describe("latlab resume", () => {
     await expect(resumeRun({ runDir, resumeRunId: "third", target: fakeTarget(), progress: silent, signal: new AbortController().signal, connect: connectExcept([]) })).rejects.toThrow(
       /nothing to resume in .*: every one of its 2 cells was measured \(status complete\)/,
     );
+  });
+
+  it("does not run again a cell that failed for a reason of its own, unless asked (--retry-failed)", async () => {
+    const runDir = tempDir("latlab-resume-");
+    const first = await runExperiment({ source: "fake.ts", plan, target: fakeTarget(), runId: "first", runDir, progress: silent, signal: new AbortController().signal, connect: connectExcept(["ppg=true"], "ppg=true/client: host key does not match") });
+    expect(cellsToResume(plan, first)).toEqual([]);
+    await expect(resumeRun({ runDir, resumeRunId: "again", target: fakeTarget(), progress: silent, signal: new AbortController().signal, connect: connectExcept([]) })).rejects.toThrow(
+      /every one of its 2 cells was measured or failed for a reason of its own \(1; --retry-failed runs them again\)/,
+    );
+    const { results } = await resumeRun({ runDir, resumeRunId: "again", target: fakeTarget(), progress: silent, signal: new AbortController().signal, connect: connectExcept([]), retryFailed: true });
+    expect(results.status).toBe("complete");
+  });
+
+  it("a resume that is interrupted at once, or whose hosts do not come up, keeps what the run knew and says what happened", async () => {
+    const runDir = tempDir("latlab-resume-");
+    await runExperiment({ source: "fake.ts", plan, target: fakeTarget(), runId: "first", runDir, progress: silent, signal: new AbortController().signal, connect: connectExcept(["ppg=true"]) });
+    const aborted = new AbortController();
+    aborted.abort();
+    const interrupted = await resumeRun({ runDir, resumeRunId: "again", target: fakeTarget(), progress: silent, signal: aborted.signal, connect: connectExcept([]) });
+    const cell = interrupted.results.measurements.find((m) => m.variant === "ppg=true")!;
+    expect(cell.error).toMatch(/connection to client .* lost/); // not replaced by "interrupted before this cell ran"
+    expect(interrupted.results.status).toBe("interrupted");
+    const failing = fakeTarget();
+    failing.up = async () => {
+      throw new Error("local target: host d1-client: sshd exited");
+    };
+    const { results } = await resumeRun({ runDir, resumeRunId: "third", target: failing, progress: silent, signal: new AbortController().signal, connect: connectExcept([]) });
+    expect(results.error).toMatch(/^resume \d: local target: host d1-client: sshd exited/);
+    expect(Object.entries(results.environment.facts).filter(([k]) => /^resume\.\d+$/.test(k)).at(-1)![1]).toMatch(/no hosts came up, nothing was measured: local target: host d1-client: sshd exited/);
+    expect(results.variants.find((v) => v.id === "ppg=true")!.hosts.every((h) => !h.deployment.includes("before resume"))).toBe(true);
   });
 
   it("a resume plan holds only the cells left and the deployments they need", () => {
