@@ -257,6 +257,8 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
       hostKey: settings.hostKeys["d1-server"]!.publicKey,
       privateAddress: "10.1.0.5",
       publicAddress: "198.19.1.11",
+      // Azure translates the public IP to the private one: public-path servers listen there.
+      publicPathArrivesAt: "10.1.0.5",
       workDir: "/tmp/latlab",
       actual: {},
       ready: { command: AZURE_READY_COMMAND, timeoutSeconds: 15 * 60 },
