@@ -58,7 +58,7 @@ describe("latlab resume (local target, real namespaces)", () => {
     // The cells measured before the kill are kept as they were.
     for (const cell of measuredBefore) expect(after.measurements.find((m) => m.cell === cell)).toEqual(before.measurements.find((m) => m.cell === cell));
     expect(after.comparisons.length).toBe(3);
-    expect(after.environment.facts["resume.1"]).toMatch(/cell\(s\) not measured before were run on hosts brought up again/);
+    expect(after.environment.facts["resume.1"]).toMatch(/(\d) of \1 cell\(s\) not measured before were measured on hosts brought up again/);
     for (const m of after.measurements) expect(existsSync(join(out, m.samplesFile!)), m.cell).toBe(true);
     expect(existsSync(join(out, ".resume"))).toBe(false);
     // Nothing of either run is left.
