@@ -6,11 +6,9 @@ import type { RunsCompared } from "../history/compareRuns.ts";
 import type { HistoryData } from "../history/historyStore.ts";
 import type { Finding } from "../history/regression.ts";
 import type { Trend } from "../history/trend.ts";
-import { overLabel } from "./table.ts";
+import { fmt, overLabel, unitLabel } from "./table.ts";
 import { renderTable } from "./renderTable.ts";
 
-const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
-const unitLabel = (unit: string) => (unit === "us" ? "µs" : unit);
 const signedPct = (v: number | undefined) => (v === undefined ? "—" : `${v >= 0 ? "+" : ""}${v.toFixed(1)}%`);
 const short = (commit: string | null) => (commit ? commit.replace(/^([0-9a-f]{10})[0-9a-f]*/, "$1") : "—");
 const when = (iso: string) => iso.replace("T", " ").replace(/:\d\d(\.\d+)?Z$/, "Z");

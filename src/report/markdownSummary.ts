@@ -6,12 +6,9 @@
 import type { Results } from "../results/schema.ts";
 import type { Summary } from "../results/summary.ts";
 import { summarizeMany } from "../results/summarize.ts";
-import { inferenceFooter, measureLabels, notEmulatedAxes, overLabel } from "./table.ts";
+import { fmt, inferenceFooter, measureLabels, notEmulatedAxes, overLabel, pairOf, unitLabel } from "./table.ts";
 import { renderTable } from "./renderTable.ts";
 
-const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
-const unitLabel = (unit: string) => (unit === "us" ? "µs" : unit);
-const pairOf = (m: { from: string; to: string }) => `${m.from}->${m.to}`;
 const STATUS_MARK: Record<Results["status"], string> = { complete: "✅", partial: "⚠️", failed: "❌", interrupted: "⏹️", running: "⏳" };
 
 export function markdownSummary(results: Results, samplesOf: (cell: string) => number[]): string {

@@ -4,13 +4,14 @@ import type { Summary } from "../results/summary.ts";
 import { summarizeMany } from "../results/summarize.ts";
 import { findTool } from "../tools/registry.ts";
 
-const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
+/** A figure with three significant digits or so: 1234, 56.7, 8.90. Shared by every report. */
+export const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
 const pct = (v: number) => `${v >= 0 ? "+" : ""}${v.toFixed(1)}%`;
 // Below ~1e-300 a double underflows to 0: say "<1e-15" rather than a false "0".
 const formatP = (p: number) => (p < 1e-15 ? "<1e-15" : p < 0.001 ? p.toExponential(1) : p.toFixed(3));
-const unitLabel = (unit: string) => (unit === "us" ? "µs" : unit);
+export const unitLabel = (unit: string) => (unit === "us" ? "µs" : unit);
 const metricLabel = (metric: string, unit: string) => (metric === unit ? metric : `${metric} ${unitLabel(unit)}`);
-const pairOf = (m: { from: string; to: string }) => `${m.from}->${m.to}`;
+export const pairOf = (m: { from: string; to: string }) => `${m.from}->${m.to}`;
 
 /**
  * A name per measure: the tool, plus what tells it apart from other measures of the same tool
