@@ -8,12 +8,12 @@
  */
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { execCommand, type ExecFn } from "../exec.ts";
 import { killNamespaceProcesses, namespacePids } from "../namespaceProcesses.ts";
 import { parseLinkNames, parseNetnsList } from "../names.ts";
 import { DEFAULT_KEYS_ROOT } from "../localTarget.ts";
-import { localRunsDir, ownerAlive, readRunRecords, removeRunRecord, type RunRecord } from "./runRecord.ts";
+import { currentBootId, localRunsDir, ownerAlive, readRunRecords, removeRunRecord, type RunRecord } from "./runRecord.ts";
 
 const NAMESPACE = /^ll-([0-9a-f]{6})-/;
 const ROOT_LINK = /^ll([0-9a-f]{6})-m/;
@@ -36,6 +36,8 @@ export interface CleanupOptions {
 export interface CleanupReport {
   /** Runs left alone: their runner is alive. */
   live: { runId: string; pid: number; runDir: string | null }[];
+  /** Records of another boot, machine or container (their boot id is not this one's): not judged, not touched. */
+  foreign: { runId: string; bootId: string }[];
   /** Dead runs handled: what each left (removed unless dry run). */
   runs: { runId: string; short: string; pid: number; runDir: string | null; items: string[] }[];
   /** Leftovers of no record, by short name. */
@@ -84,7 +86,7 @@ export async function cleanupLocal(options: CleanupOptions = {}): Promise<Cleanu
   const log = options.log ?? (() => {});
   const recordsDir = options.recordsDir ?? localRunsDir();
   const tempRoots = options.tempRoots ?? [tmpdir(), DEFAULT_KEYS_ROOT];
-  const report: CleanupReport = { live: [], runs: [], unrecorded: [], removed: [], errors: [], unreadableRecords: [] };
+  const report: CleanupReport = { live: [], foreign: [], runs: [], unrecorded: [], removed: [], errors: [], unreadableRecords: [] };
 
   const { records, unreadable } = readRunRecords(recordsDir);
   report.unreadableRecords = unreadable;
@@ -160,17 +162,28 @@ export async function cleanupLocal(options: CleanupOptions = {}): Promise<Cleanu
   };
 
   const recorded = new Set<string>();
+  const boot = currentBootId();
+  const roots = new Set(tempRoots.map((r) => resolve(r)));
   for (const r of records) {
     recorded.add(r.short);
+    if (r.bootId && boot && r.bootId !== boot) {
+      report.foreign.push({ runId: r.runId, bootId: r.bootId });
+      continue;
+    }
     if (r.ended === null && ownerAlive(r)) {
       report.live.push({ runId: r.runId, pid: r.pid, runDir: r.runDir });
       continue;
     }
-    const f = await found(r.short, [r.tempDir, r.keysDir].filter((d): d is string => d !== null));
+    const before = report.errors.length;
+    // A record only names folders a run of its own makes: latlab-<short>-… in a temp or keys root.
+    // Any other path (a record written by hand, or by someone else) is never removed.
+    const dirs = [r.tempDir, r.keysDir].filter((d): d is string => d !== null);
+    const ownDirs = dirs.filter((d) => roots.has(resolve(dirname(d))) && TEMP_DIR.exec(basename(d))?.[1] === r.short);
+    for (const d of dirs.filter((x) => !ownDirs.includes(x))) report.errors.push(`run record of ${r.runId} names ${d}, which is not one of latlab's run folders: not touched`);
+    const f = await found(r.short, ownDirs);
     const entry = { runId: r.runId, short: r.short, pid: r.pid, runDir: r.runDir, items: describe(f) };
     report.runs.push(entry);
     if (options.dryRun) continue;
-    const before = report.errors.length;
     entry.items = await remove(f);
     // The record goes only when everything it stands for is gone: a failed removal is tried again next time.
     if (report.errors.length === before) removeRunRecord(r.short, recordsDir);
@@ -180,6 +193,8 @@ export async function cleanupLocal(options: CleanupOptions = {}): Promise<Cleanu
   for (const n of allNamespaces) if (NAMESPACE.test(n)) shorts.add(NAMESPACE.exec(n)![1]!);
   for (const l of allLinks) if (ROOT_LINK.test(l)) shorts.add(ROOT_LINK.exec(l)![1]!);
   for (const d of allTemp) shorts.add(shortOf(d)!);
+  // A run that wrote its record while the machine was being listed is not a stranger.
+  for (const r of readRunRecords(recordsDir).records) recorded.add(r.short);
   for (const short of [...shorts].filter((s) => !recorded.has(s)).sort()) {
     const f = await found(short);
     const entry = { short, items: describe(f) };
@@ -193,6 +208,7 @@ export async function cleanupLocal(options: CleanupOptions = {}): Promise<Cleanu
 export function formatCleanup(report: CleanupReport, options: Pick<CleanupOptions, "dryRun" | "unrecorded">): string {
   const lines: string[] = [];
   for (const l of report.live) lines.push(`live: run ${l.runId} (pid ${l.pid}${l.runDir ? `, ${l.runDir}` : ""}) is still running: left alone`);
+  for (const f of report.foreign) lines.push(`not this boot's: run ${f.runId} was recorded by another boot, machine or container (boot id ${f.bootId}): left alone`);
   for (const r of report.runs) {
     const head = `run ${r.runId} (its runner, pid ${r.pid}, is gone${r.runDir ? `; results in ${r.runDir}` : ""})`;
     if (!r.items.length) lines.push(`${head}: nothing left${options.dryRun ? "" : "; record removed"}`);

@@ -32,6 +32,11 @@ export const RunRecordSchema = z.object({
   keysDir: z.string().nullable().default(null),
   /** The results folder, for the user's orientation. */
   runDir: z.string().nullable(),
+  /**
+   * The boot the record was written in (/proc/sys/kernel/random/boot_id): a record of another
+   * boot, or of another machine or container sharing this folder, is not this machine's to judge.
+   */
+  bootId: z.string().nullable().default(null),
   /** Set when the owner's teardown ended (its outcome): from then on the record is cleanup's, whatever the owner does. */
   ended: z.enum(["ok", "failed"]).nullable(),
 });
@@ -43,6 +48,15 @@ export function processStartTicks(pid: number): string | null {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // comm (field 2) may hold spaces and parentheses: the fields after it follow the last ")".
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** This boot's id, or null where the kernel does not say. */
+export function currentBootId(): string | null {
+  try {
+    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || null;
   } catch {
     return null;
   }
@@ -94,5 +108,5 @@ export function readRunRecords(dir = localRunsDir()): { records: RunRecord[]; un
 export function newRunRecord(runId: string, names: { short: string; namespacePrefix: string; rootLinkPrefix: string }, runDir: string | null): RunRecord {
   const ticks = processStartTicks(process.pid);
   if (ticks === null) throw new Error("local target: cannot read this process's start time from /proc");
-  return { runId, short: names.short, namespacePrefix: names.namespacePrefix, rootLinkPrefix: names.rootLinkPrefix, pid: process.pid, pidStartTicks: ticks, createdAt: new Date().toISOString(), tempDir: null, keysDir: null, runDir, ended: null };
+  return { runId, short: names.short, namespacePrefix: names.namespacePrefix, rootLinkPrefix: names.rootLinkPrefix, pid: process.pid, pidStartTicks: ticks, createdAt: new Date().toISOString(), tempDir: null, keysDir: null, runDir, bootId: currentBootId(), ended: null };
 }

@@ -86,4 +86,27 @@ describe("cleanupLocal", () => {
     expect(existsSync(join(tmp, `latlab-${stray}-x3`))).toBe(false);
     expect(readdirSync(tmp).sort()).toEqual(["latlab-history-x4", `latlab-${live.short}-x2`].sort());
   });
+
+  it("never touches a folder a record names outside latlab's run folders, nor a record of another boot or machine", async () => {
+    const dir = tempDir("latlab-records-");
+    const tmp = tempDir("latlab-cleanup-tmp-");
+    const victim = tempDir("latlab-victim-");
+    writeFileSync(join(victim, "precious"), "x");
+    const forged = runNames("forged");
+    writeRunRecord({ ...newRunRecord("forged", forged, null), pid: 999_999_99, tempDir: victim, keysDir: "/home" }, dir);
+    const other = runNames("elsewhere");
+    writeRunRecord({ ...newRunRecord("elsewhere", other, null), pid: 999_999_98, bootId: "00000000-0000-0000-0000-000000000000" }, dir);
+    const machine = fakeMachine([`${other.namespacePrefix}0-client`], []);
+    const report = await cleanupLocal({ exec: machine.exec, recordsDir: dir, tempRoots: [tmp], graceMs: 10 });
+    expect(existsSync(join(victim, "precious"))).toBe(true);
+    expect(report.errors).toEqual([
+      `run record of forged names ${victim}, which is not one of latlab's run folders: not touched`,
+      "run record of forged names /home, which is not one of latlab's run folders: not touched",
+    ]);
+    expect(report.foreign).toEqual([{ runId: "elsewhere", bootId: "00000000-0000-0000-0000-000000000000" }]);
+    expect(machine.calls.filter((c) => c.includes(" del "))).toEqual([]);
+    expect(formatCleanup(report, {})).toContain("not this boot's: run elsewhere");
+    // The forged record stays (its removal failed): it is said again next time, never acted on.
+    expect(readRunRecords(dir).records.map((r) => r.runId).sort()).toEqual(["elsewhere", "forged"]);
+  });
 });
