@@ -1,4 +1,4 @@
-import { renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { StorageError } from "./fsErrors.ts";
@@ -22,7 +22,14 @@ const firstLines = (text: string, n: number) => {
 function writeAtomically(file: string, text: string): void {
   const tmp = `${file}.tmp`;
   try {
-    writeFileSync(tmp, text);
+    // Flushed before the rename: after a power cut the file is the old one or the new one, never empty.
+    const fd = openSync(tmp, "w");
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, file);
   } catch (error) {
     try {
