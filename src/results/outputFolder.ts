@@ -8,7 +8,7 @@
  * ever on /proc, where mkdir answers ENOENT under a folder that exists), and every step that
  * could hang on a network file system gives way to the run's abort signal.
  */
-import { closeSync, constants, openSync, readFileSync, rmdirSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, linkSync, openSync, readFileSync, rmSync, rmdirSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { access, lstat, mkdir, readdir, rm, stat, statfs } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -273,23 +273,22 @@ function readHolder(file: string): LockHolder | undefined {
 const sameHolder = (a: LockHolder | undefined, b: LockHolder) => a !== undefined && a.pid === b.pid && a.host === b.host && a.runId === b.runId && a.startedAt === b.startedAt;
 
 /** Creates `file` with O_EXCL holding `text`; false when it exists. A file that could not be written whole is removed. */
+/**
+ * Creates `file` holding `text` only if it does not exist, all at once: the text is written to a
+ * private file first and linked into place, so a kill can never leave an empty lock behind.
+ */
 function createExclusive(file: string, text: string): boolean {
-  let fd: number;
+  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o644, flag: "wx" });
   try {
-    fd = openSync(file, "wx", 0o644);
+    linkSync(tmp, file);
+    return true;
   } catch (error) {
     if (errnoCode(error) === "EEXIST") return false;
     throw error;
+  } finally {
+    rmSync(tmp, { force: true });
   }
-  try {
-    writeSync(fd, text);
-  } catch (error) {
-    closeSync(fd);
-    unlinkSync(file);
-    throw error;
-  }
-  closeSync(fd);
-  return true;
 }
 
 /** The lock of an existing run folder (`latlab resume` works in a folder that is not empty by design). */
