@@ -1,6 +1,6 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import type { NodeSSH } from "node-ssh";
-import { aliveCheck, execWithTimeout, shellQuote, sleep } from "./ssh.ts";
+import { aliveCheck, connectionLost, execWithTimeout, findLoss, shellQuote, sleep } from "./ssh.ts";
 
 export interface DetachedSpec {
   pidFile: string;
@@ -18,6 +18,11 @@ export interface DetachedOptions {
   reconnect: () => Promise<NodeSSH>;
   signal?: AbortSignal;
   log: (message: string) => void;
+  /**
+   * Collection picks up where an earlier runner left it (`latlab resume` re-attaching to a client
+   * it started): localFile already holds the first `bytes` bytes of the output file, whole lines.
+   */
+  continueFrom?: { bytes: number };
 }
 
 export interface DetachedOutcome {
@@ -26,7 +31,7 @@ export interface DetachedOutcome {
    * Why collection ended: the client exited, the time ran out, the run was interrupted, or the
    * connection was lost for good (it dropped after the deadline, or reconnecting failed).
    */
-  ended: "exited" | "deadline" | "interrupted" | "connection-lost";
+  ended: "exited" | "deadline" | "interrupted" | "connection-lost" | "remote-failed";
   reconnects: number;
   /** What the measurement should say about how it was collected (empty when nothing to say). */
   warnings: string[];
@@ -34,6 +39,12 @@ export interface DetachedOutcome {
 
 /** A remote command could not be run or answered: the connection, not the host's disk or ours. */
 class ConnectionLost extends Error {}
+
+/** A remote command failed on a connection that is still up (a signal, a wedged command): retried on it, never reconnected. */
+class RemoteFailed extends Error {}
+
+/** Remote failures in a row, on a live connection, before collection gives up. */
+export const REMOTE_FAILURES_TOLERATED = 3;
 
 export { sleep };
 
@@ -46,6 +57,9 @@ export { sleep };
  * errors — and collection resumes at the same offset; what the client already wrote stays on
  * the host either way. If the connection drops after the deadline or cannot be re-established,
  * collection ends with "connection-lost" and what was collected is returned, not thrown away.
+ * A command that fails on a connection still up (killed by a signal…) is not a dropped
+ * connection either: it is tried again at the next poll on the same connection, and after
+ * REMOTE_FAILURES_TOLERATED in a row collection ends with "remote-failed", keeping what it has.
  * A local failure (e.g. our disk is full) is not a dropped connection: it is thrown.
  *
  * On interruption collection stops at once and returns what was collected: the runner closes
@@ -54,8 +68,9 @@ export { sleep };
  */
 export async function followDetached(options: DetachedOptions): Promise<DetachedOutcome> {
   const { spec, localFile, signal } = options;
-  writeFileSync(localFile, "");
-  let offset = 0;
+  if (!options.continueFrom) writeFileSync(localFile, "");
+  let offset = options.continueFrom?.bytes ?? 0;
+  let remoteFailures = 0;
   let reconnects = 0;
   let ssh = options.getSsh();
   const pollMs = spec.pollSeconds * 1000;
@@ -64,7 +79,10 @@ export async function followDetached(options: DetachedOptions): Promise<Detached
     try {
       return await execWithTimeout(ssh, command, timeoutSeconds, signal);
     } catch (error) {
-      throw new ConnectionLost((error as Error).message);
+      // Only a connection that is gone (or a command it never answered) is worth a new one.
+      const message = (error as Error).message;
+      if (findLoss(error) || connectionLost(ssh) || /^no answer /.test(message)) throw new ConnectionLost(message);
+      throw new RemoteFailed(message);
     }
   };
   // Bytes travel base64-encoded (node-ssh trims text output) and only whole lines are taken
@@ -105,6 +123,7 @@ export async function followDetached(options: DetachedOptions): Promise<Detached
     if (signal?.aborted) return outcome("interrupted");
     try {
       await fetchNew();
+      remoteFailures = 0;
       if (!(await alive())) {
         await fetchNew(true);
         return outcome("exited");
@@ -117,6 +136,17 @@ export async function followDetached(options: DetachedOptions): Promise<Detached
     } catch (error) {
       // Interrupted: the connections are being closed for teardown; keep what was collected.
       if (signal?.aborted) return outcome("interrupted");
+      if (error instanceof RemoteFailed) {
+        if (++remoteFailures >= REMOTE_FAILURES_TOLERATED || Date.now() >= options.deadline) {
+          options.log(`gave up collecting: ${error.message}`);
+          return outcome("remote-failed", [
+            `collection stopped: a command on the host failed ${remoteFailures} time(s) in a row on a live connection (${error.message}); the ${offset} bytes collected until then are kept`,
+          ]);
+        }
+        options.log(`a command on the host failed while collecting (${error.message}); trying again in ${spec.pollSeconds} s on the same connection`);
+        await sleep(pollMs, signal);
+        continue;
+      }
       if (!(error instanceof ConnectionLost)) throw error;
       if (Date.now() >= options.deadline) return lost(`${error.message}, after the deadline`);
       options.log(`lost the connection while collecting (${error.message}); reconnecting in ${spec.pollSeconds} s`);

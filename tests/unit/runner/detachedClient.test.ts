@@ -1,9 +1,9 @@
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { getEventListeners } from "node:events";
 import { join } from "node:path";
 import type { NodeSSH } from "node-ssh";
 import { describe, expect, it } from "vitest";
-import { followDetached, sleep, type DetachedOptions } from "../../../src/runner/detachedClient.ts";
+import { followDetached, REMOTE_FAILURES_TOLERATED, sleep, type DetachedOptions } from "../../../src/runner/detachedClient.ts";
 import { fakeSsh, type FakeSsh, type Handler } from "./fakeSsh.ts";
 import { tempDirs } from "../../tempDirs.ts";
 
@@ -13,13 +13,23 @@ const spec = { pidFile: "/w/client.pid", outputFile: "/w/client.csv", pollSecond
 
 /**
  * A detached client on a fake host: `csv` is what it has written so far (tests append to it);
- * it is alive until `exit()`. `fail(n)` makes the next n commands throw like a dropped link.
+ * it is alive until `alive` is false. `failures = n` makes the next n commands fail: like a
+ * dropped link when `lose` is set (the connection is dropped first, as a real one is declared
+ * lost), like a command failing on a live connection otherwise.
  */
 function host() {
-  const state = { csv: "", alive: true, failures: 0, onTail: undefined as (() => void) | undefined, onKill: undefined as (() => void) | undefined };
+  const state = {
+    csv: "",
+    alive: true,
+    failures: 0,
+    lose: undefined as (() => void) | undefined,
+    onTail: undefined as (() => void) | undefined,
+    onKill: undefined as (() => void) | undefined,
+  };
   const handler: Handler = (cmd) => {
     if (state.failures > 0) {
       state.failures--;
+      state.lose?.();
       throw new Error("No response from server");
     }
     const tail = /^tail -c \+(\d+) /.exec(cmd);
@@ -30,7 +40,10 @@ function host() {
     if (cmd.includes("ps -o stat=")) return { stdout: state.alive ? "alive" : "gone" };
     if (cmd.startsWith("kill ")) {
       state.onKill?.();
-      if (state.failures > 0) throw new Error("No response from server");
+      if (state.failures > 0) {
+        state.lose?.();
+        throw new Error("No response from server");
+      }
       state.alive = false;
       return {};
     }
@@ -60,6 +73,7 @@ describe("followDetached", () => {
     const { state, handler } = host();
     state.csv = "t,rtt\n1,100\n2,101\n";
     const ssh = fakeSsh("client", handler);
+    state.lose = () => ssh.drop("read ECONNRESET");
     const o = options({ getSsh: () => ssh.ssh, deadline: Date.now() + 120 });
     // The link dies for good just as the deadline passes: the client cannot be stopped nor its tail fetched.
     state.onKill = () => (state.failures = 1_000);
@@ -73,6 +87,7 @@ describe("followDetached", () => {
     const { state, handler } = host();
     state.csv = "t,rtt\n1,100\n";
     const ssh = fakeSsh("client", handler);
+    state.lose = () => ssh.drop("read ECONNRESET");
     let attempts = 0;
     const o = options({
       getSsh: () => ssh.ssh,
@@ -87,6 +102,66 @@ describe("followDetached", () => {
     expect(outcome.ended).toBe("connection-lost");
     expect(outcome.content).toBe("t,rtt\n1,100\n");
     expect(outcome.warnings.join("\n")).toMatch(/reconnecting failed: .*ECONNREFUSED/);
+  });
+
+  it("retries a command that failed on a live connection on that same connection: no reconnect, nothing lost", async () => {
+    const { state, handler } = host();
+    state.csv = "a\n";
+    const ssh = fakeSsh("client", handler);
+    let reconnects = 0;
+    const o = options({
+      getSsh: () => ssh.ssh,
+      reconnect: async () => {
+        reconnects++;
+        return ssh.ssh;
+      },
+    });
+    setTimeout(() => {
+      state.failures = REMOTE_FAILURES_TOLERATED - 1;
+      state.csv += "b\n";
+      setTimeout(() => {
+        state.csv += "c\n";
+        state.alive = false;
+      }, 200);
+    }, 30);
+    const outcome = await followDetached(o);
+    expect(reconnects).toBe(0);
+    expect(ssh.disposed).toBe(false);
+    expect(outcome).toMatchObject({ ended: "exited", reconnects: 0, content: "a\nb\nc\n" });
+    expect(o.logs.join("\n")).toMatch(/a command on the host failed while collecting \(No response from server\); trying again in 0.05 s on the same connection/);
+  });
+
+  it("gives up after failures in a row on a live connection, keeping what was collected, without reconnecting", async () => {
+    const { state, handler } = host();
+    state.csv = "a\n";
+    const ssh = fakeSsh("client", handler);
+    let reconnects = 0;
+    const o = options({
+      getSsh: () => ssh.ssh,
+      reconnect: async () => {
+        reconnects++;
+        return ssh.ssh;
+      },
+    });
+    setTimeout(() => (state.failures = 1_000), 30);
+    const outcome = await followDetached(o);
+    expect(reconnects).toBe(0);
+    expect(outcome.ended).toBe("remote-failed");
+    expect(outcome.content).toBe("a\n");
+    expect(outcome.warnings.join("\n")).toMatch(new RegExp(`failed ${REMOTE_FAILURES_TOLERATED} time\\(s\\) in a row on a live connection .*the 2 bytes collected until then are kept`));
+  });
+
+  it("continues from what an earlier runner collected (continueFrom): asks only for the bytes after it and keeps both", async () => {
+    const { state, handler } = host();
+    state.csv = "a\nb\nc\nd\n";
+    state.alive = false;
+    const ssh = fakeSsh("client", handler);
+    const o = options({ getSsh: () => ssh.ssh, continueFrom: { bytes: 4 } });
+    writeFileSync(o.localFile, "a\nb\n");
+    const outcome = await followDetached(o);
+    expect(ssh.commands.find((c) => c.startsWith("tail "))).toMatch(/^tail -c \+5 /);
+    expect(outcome).toMatchObject({ ended: "exited", content: "a\nb\nc\nd\n" });
+    expect(readFileSync(o.localFile, "utf8")).toBe("a\nb\nc\nd\n");
   });
 
   it("waits pollSeconds before reconnecting, and resumes at the same offset", async () => {
