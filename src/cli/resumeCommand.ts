@@ -26,7 +26,9 @@ function runFolder(ref: string): string {
 export function registerResumeCommand(program: Command, setExitCode: (code: number) => void): void {
   program
     .command("resume")
-    .description("finish a run that stopped before every cell was measured (Ctrl-C, a crash, kill -9): its cells not measured run on hosts brought up again, into the same folder")
+    .description(
+      "finish a run that stopped before every cell was measured (Ctrl-C, a crash, kill -9): its cells not measured run into the same folder — on the hosts it left up (local target: re-attached, detached clients collected where it stopped) or on hosts brought up again",
+    )
     .argument("<runId|dir>", "the run's results folder, or its id under ./results")
     .option("--retry-failed", "also run again the cells that failed for a reason of their own (by default only those never measured or cut off: interrupted, connection lost)")
     .option("--no-install", "never install missing system packages; say what to run instead")
@@ -77,8 +79,11 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
           setExitCode(130);
           return;
         }
-        const target = await factory.create(targetOptions);
+        // The hosts the run left up, when they are whole: the same hosts, and its detached clients collected.
+        const reattached = factory.reattach ? await factory.reattach(earlier.runId, runDir, sub, targetOptions) : null;
+        const target = reattached ?? (await factory.create(targetOptions));
         const { results, resumedCells, files } = await resumeRun({
+          reattached: reattached !== null,
           runDir,
           resumeRunId: newRunId(),
           target,

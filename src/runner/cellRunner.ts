@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { NodeSSH } from "node-ssh";
 import type { Cell } from "../plan/types.ts";
@@ -8,6 +9,7 @@ import type { HostEndpoint } from "../targets/target.ts";
 import { findTool } from "../tools/registry.ts";
 import type { ClientOutput, ToolModule } from "../tools/types.ts";
 import { followDetached } from "./detachedClient.ts";
+import { DETACHED_STATE_FILE, type DetachedState } from "./detachedState.ts";
 import { ConnectionLostError, connectionLost, execWithTimeout, lostDuring, shellQuote } from "./ssh.ts";
 
 /** First port a measure's server listens on; measure i uses BASE_PORT + i. */
@@ -27,6 +29,11 @@ export interface CellContext {
    */
   reconnectClient?: (failed: NodeSSH) => Promise<NodeSSH>;
   log?: (message: string) => void;
+  /**
+   * The cell's detached client was started by a runner that died (`latlab resume` on the same
+   * hosts): it is not started again but collected from where that runner's copy stops.
+   */
+  reattach?: { state: DetachedState; earlierRawDir: string };
 }
 
 /** The fields of a measurement that come straight from its cell. */
@@ -67,7 +74,8 @@ export const cellSlug = (cellId: string) => cellId.replace(/[^A-Za-z0-9._=-]+/g,
 export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.cell.tool)!): Promise<{ measurement: Measurement; samples: number[] }> {
   const { cell } = ctx;
   const started = new Date();
-  const startedAt = started.toISOString();
+  // A re-attached cell began when its client was started, by the runner that died.
+  const startedAt = ctx.reattach?.state.startedAt ?? started.toISOString();
   const slug = cellSlug(cell.id);
   const store = ctx.files ?? new RunFiles(ctx.runDir, { runId: basename(ctx.runDir) });
   const raw: string[] = [];
@@ -106,27 +114,74 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
   const spec = tool.client({ targetAddress, port: BASE_PORT + cell.measure, workDir, assetsDir: ctx.client.assetsDir }, cell.params);
   try {
     keep("command.txt", `${spec.command}\n`);
-    const mk = await execWithTimeout(ctx.client.ssh, `mkdir -p ${shellQuote(workDir)}`, 10, ctx.signal);
-    if (mk.exitCode !== 0) return fail(`${cell.from}: cannot create ${workDir}: ${mk.stderr.trim()}`);
+    if (!ctx.reattach) {
+      const mk = await execWithTimeout(ctx.client.ssh, `mkdir -p ${shellQuote(workDir)}`, 10, ctx.signal);
+      if (mk.exitCode !== 0) return fail(`${cell.from}: cannot create ${workDir}: ${mk.stderr.trim()}`);
+    }
     const files: Record<string, string> = {};
     // The client's connection; a detached client's may be replaced while it is followed.
     let clientSsh = ctx.client.ssh;
     let skipFiles = false;
     let run;
     if (spec.detached) {
-      const start = await execWithTimeout(ctx.client.ssh, spec.command, 30, ctx.signal);
-      keep("stdout.txt", start.stdout);
-      keep("stderr.txt", start.stderr);
-      if (start.exitCode !== 0) return fail(`${cell.tool} on ${cell.from} did not start: ${(start.stderr || start.stdout).trim()}`);
       const localName = spec.detached.outputFile.split("/").pop()!;
-      // Created (in the results folder, or the rescue folder) and listed before following: what
-      // was collected is kept under raw/ even if following fails.
-      const localFile = put(join("raw", slug, localName), "");
-      raw.push(join("raw", slug, localName));
+      const again = ctx.reattach;
+      let start: { stdout: string; stderr: string };
+      let localFile: string;
+      let deadline: number;
+      let continueFrom: { bytes: number } | undefined;
+      if (again) {
+        // The client an earlier runner started is still running (or finished) on its host: what
+        // that runner collected is carried over, and collection goes on from where it stopped.
+        const earlier = (name: string) => {
+          const file = join(again.earlierRawDir, name);
+          return existsSync(file) ? readFileSync(file) : undefined;
+        };
+        start = { stdout: earlier("stdout.txt")?.toString() ?? "", stderr: earlier("stderr.txt")?.toString() ?? "" };
+        keep("stdout.txt", start.stdout);
+        keep("stderr.txt", start.stderr);
+        const collected = earlier(again.state.localName) ?? Buffer.alloc(0);
+        // Whole lines only: a line the earlier runner was cut off in the middle of is fetched again.
+        const whole = collected.subarray(0, collected.lastIndexOf(0x0a) + 1);
+        localFile = put(join("raw", slug, localName), whole.toString());
+        raw.push(join("raw", slug, localName));
+        put(join("raw", slug, DETACHED_STATE_FILE), `${JSON.stringify(again.state, null, 2)}\n`);
+        raw.push(join("raw", slug, DETACHED_STATE_FILE));
+        deadline = Date.parse(again.state.deadline);
+        continueFrom = { bytes: whole.length };
+        warnings.push(
+          `re-attached by latlab resume at ${startedAt} to the client started at ${again.state.startedAt} (its runner died): the ${whole.length} bytes collected before are kept, the rest was collected from the host, where the client kept writing`,
+        );
+      } else {
+        const launched = await execWithTimeout(ctx.client.ssh, spec.command, 30, ctx.signal);
+        start = launched;
+        keep("stdout.txt", launched.stdout);
+        keep("stderr.txt", launched.stderr);
+        if (launched.exitCode !== 0) return fail(`${cell.tool} on ${cell.from} did not start: ${(launched.stderr || launched.stdout).trim()}`);
+        deadline = Date.now() + spec.timeoutSeconds * 1000;
+        // Created (in the results folder, or the rescue folder) and listed before following: what
+        // was collected is kept under raw/ even if following fails.
+        localFile = put(join("raw", slug, localName), "");
+        raw.push(join("raw", slug, localName));
+        // From here the client runs without us: if this runner dies, `latlab resume` finds it by this.
+        const state: DetachedState = {
+          cell: cell.id,
+          host: `${cell.deployment}/${cell.from}`,
+          pidFile: spec.detached.pidFile,
+          outputFile: spec.detached.outputFile,
+          localName,
+          pollSeconds: spec.detached.pollSeconds,
+          startedAt,
+          deadline: new Date(deadline).toISOString(),
+        };
+        put(join("raw", slug, DETACHED_STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
+        raw.push(join("raw", slug, DETACHED_STATE_FILE));
+      }
       const followed = await followDetached({
         spec: spec.detached,
         localFile,
-        deadline: Date.now() + spec.timeoutSeconds * 1000,
+        deadline,
+        ...(continueFrom ? { continueFrom } : {}),
         getSsh: () => clientSsh,
         reconnect: async () => {
           if (!ctx.reconnectClient) throw new Error("no way to reconnect");

@@ -4,9 +4,12 @@
  * same results folder, and results.json is made again from every cell — the earlier ones as
  * they were measured, the new ones beside them — with the comparisons over all of them.
  *
- * The hosts are new: a resumed deployment is a different draw of hosts from the one its earlier
- * cells ran on. results.json says so (a `resume.N` fact, and the earlier hosts kept under
- * "<deployment> (before resume N)"), and comparisons are over the same units as ever.
+ * The hosts are the run's own when it left them up and the target can re-attach to them
+ * (TargetFactory.reattach): detached clients the dead runner started are then collected where it
+ * stopped, not started again. Otherwise they are new: a resumed deployment is a different draw of
+ * hosts from the one its earlier cells ran on. results.json says which (a `resume.N` fact; new
+ * hosts keep the earlier ones under "<deployment> (before resume N)"), and comparisons are over
+ * the same units as ever.
  */
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -20,6 +23,8 @@ import type { Connect } from "./connections.ts";
 import type { Progress } from "./progress.ts";
 import { NO_SHAPING, runExperiment, runStatus } from "./runExperiment.ts";
 import { RunFiles } from "../results/runFiles.ts";
+import { cellSlug } from "./cellRunner.ts";
+import { readDetachedState, type DetachedState } from "./detachedState.ts";
 
 /** Where the resumed cells are measured before they join the run's folder. */
 export const RESUME_FOLDER = ".resume";
@@ -89,7 +94,15 @@ const resumesIn = (results: Results) => Object.keys(results.environment.facts).f
  * where there is one), comparisons made again over all samples, the status of the whole, the
  * earlier hosts of resumed deployments kept apart, and what was resumed when.
  */
-export function mergeResumed(plan: Plan, earlier: Results, resumed: Results, samplesOf: (cell: string) => number[], at: string): Results {
+export function mergeResumed(
+  plan: Plan,
+  earlier: Results,
+  resumed: Results,
+  samplesOf: (cell: string) => number[],
+  at: string,
+  /** The resume ran on the hosts the run left up, re-attached: no new draw of hosts. */
+  options: { sameHosts?: boolean; reattachedCells?: number } = {},
+): Results {
   const n = resumesIn(earlier) + 1;
   const byCell = new Map<string, Measurement>(earlier.measurements.map((m) => [m.cell, m]));
   // A resumed cell replaces the earlier one only when it was measured, or tried and failed; a
@@ -105,15 +118,21 @@ export function mergeResumed(plan: Plan, earlier: Results, resumed: Results, sam
   const status = runStatus({ aborted: resumed.status === "interrupted", runError: resumed.error, ok, cells: plan.cells.length });
   const variants = earlier.variants.map((v) => {
     const now = resumed.variants.find((r) => r.id === v.id);
-    const before = v.hosts.map((h) => (redeployed.has(h.deployment) ? { ...h, deployment: `${h.deployment} (before resume ${n})` } : h));
+    // The same hosts re-attached: one record of each (the resume's, read back as the run's were).
+    const before = options.sameHosts
+      ? v.hosts.filter((h) => !redeployed.has(h.deployment))
+      : v.hosts.map((h) => (redeployed.has(h.deployment) ? { ...h, deployment: `${h.deployment} (before resume ${n})` } : h));
     // Host records of a resume whose hosts never came up say nothing about hosts: not added.
     return { ...v, hosts: [...before, ...(now?.hosts ?? []).filter((h) => redeployed.has(h.deployment))] };
   });
   const measuredNow = taken.filter((m) => m.status === "ok").length;
+  const reattachedNote = options.reattachedCells ? `; ${options.reattachedCells} detached client(s) the run had started were collected where its runner stopped` : "";
   const error = resumed.error ? `resume ${n}: ${resumed.error}` : status === "failed" ? `no cell was measured; first failure: ${measurements.find((m) => m.error)?.error ?? "unknown"}` : undefined;
-  const what = hostsUp
-    ? `${measuredNow} of ${resumed.measurements.length} cell(s) not measured before were measured on hosts brought up again (deployments ${[...redeployed].join(", ")}; a new draw of hosts: their earlier cells' hosts are listed as "<deployment> (before resume ${n})")`
-    : `no hosts came up, nothing was measured${resumed.error ? `: ${resumed.error}` : ""}`;
+  const what = !hostsUp
+    ? `no hosts came up, nothing was measured${resumed.error ? `: ${resumed.error}` : ""}`
+    : options.sameHosts
+      ? `${measuredNow} of ${resumed.measurements.length} cell(s) not measured before were measured on the hosts the run left up, re-attached (deployments ${[...redeployed].join(", ")}; the same hosts, not a new draw)${reattachedNote}`
+      : `${measuredNow} of ${resumed.measurements.length} cell(s) not measured before were measured on hosts brought up again (deployments ${[...redeployed].join(", ")}; a new draw of hosts: their earlier cells' hosts are listed as "<deployment> (before resume ${n})")`;
   // The resume's own target facts (kernel features, CPUs…) and provenance, kept apart from the earlier run's.
   const resumedFacts = Object.fromEntries(Object.entries(resumed.environment.facts).map(([k, v]) => [`resume.${n}.${k}`, v]));
   const earlierHadHosts = earlier.environment.shaping.note !== NO_SHAPING.note;
@@ -142,15 +161,23 @@ export function mergeResumed(plan: Plan, earlier: Results, resumed: Results, sam
   };
 }
 
-/** Moves the resumed cells' raw/ and samples/ entries into the run folder (replacing a cell's earlier partial files). */
-function moveInto(from: string, runDir: string): void {
+/**
+ * Moves the resumed cells' raw/ and samples/ entries into the run folder. A cell's earlier raw
+ * folder is kept beside the new one as `<cell>.before-resume-N` (what a cut-off cell printed, what
+ * a detached client collected before its hosts were cleaned away) unless `carried` has it: a
+ * re-attached cell's new folder holds the earlier files already.
+ */
+function moveInto(from: string, runDir: string, keepEarlier?: { n: number; carried: ReadonlySet<string> }): void {
   for (const sub of ["raw", "samples"]) {
     const src = join(from, sub);
     if (!existsSync(src)) continue;
     mkdirSync(join(runDir, sub), { recursive: true });
     for (const entry of readdirSync(src)) {
       const target = join(runDir, sub, entry);
-      if (existsSync(target)) rmSync(target, { recursive: true, force: true });
+      if (existsSync(target)) {
+        if (sub === "raw" && keepEarlier && !keepEarlier.carried.has(entry)) renameSync(target, `${target}.before-resume-${keepEarlier.n}`);
+        else rmSync(target, { recursive: true, force: true });
+      }
       renameSync(join(src, entry), target);
     }
   }
@@ -170,6 +197,8 @@ export interface ResumeOptions {
   facts?: Record<string, string>;
   /** The clock the resume is dated by (tests pass their own). */
   now?: () => Date;
+  /** `target` holds the hosts the run left up (TargetFactory.reattach): detached clients it started are collected, not started again. */
+  reattached?: boolean;
 }
 
 export interface ResumeOutcome {
@@ -216,7 +245,18 @@ export async function resumeRun(options: ResumeOptions): Promise<ResumeOutcome> 
   const work = join(runDir, RESUME_FOLDER);
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
-  log(`resuming run ${earlier.runId}: ${cells.length} of ${plan.cells.length} cells to measure, on hosts brought up again`);
+  // Detached clients the dead runner started: on its own hosts they are collected, not started again.
+  const detached = new Map<string, DetachedState>();
+  if (options.reattached) {
+    for (const c of cells) {
+      const state = readDetachedState(join(runDir, "raw", cellSlug(c.id)));
+      if (state?.cell === c.id) detached.set(c.id, state);
+    }
+  }
+  log(
+    `resuming run ${earlier.runId}: ${cells.length} of ${plan.cells.length} cells to measure, ${options.reattached ? "on the hosts it left up" : "on hosts brought up again"}` +
+      (detached.size ? `; ${detached.size} detached client(s) it started are collected where it stopped` : ""),
+  );
   const workFiles = new RunFiles(work, { runId: options.resumeRunId, warn: log });
   const resumed = await runExperiment({
     source: earlier.experiment.source,
@@ -229,8 +269,10 @@ export async function resumeRun(options: ResumeOptions): Promise<ResumeOutcome> 
     ...(options.connect ? { connect: options.connect } : {}),
     ...(options.facts ? { facts: options.facts } : {}),
     files: workFiles,
+    ...(detached.size ? { reattach: { cells: detached, earlierRunDir: runDir } } : {}),
   });
-  moveInto(work, runDir);
+  const n = resumesIn(earlier) + 1;
+  moveInto(work, runDir, { n, carried: new Set([...detached.keys()].map(cellSlug)) });
   const files = new RunFiles(runDir, { runId: earlier.runId, warn: log });
   const samplesFiles = new Map<string, string>();
   for (const m of [...earlier.measurements, ...resumed.measurements]) if (m.samplesFile) samplesFiles.set(m.cell, m.samplesFile);
@@ -240,7 +282,10 @@ export async function resumeRun(options: ResumeOptions): Promise<ResumeOutcome> 
     const path = rel ? (files.locate(rel) ?? workFiles.locate(rel)) : undefined;
     return path && existsSync(path) && statSync(path).isFile() ? readFileSync(path, "utf8").split("\n").filter(Boolean).map(Number) : [];
   };
-  const merged = mergeResumed(plan, earlier, resumed, samplesOf, (options.now?.() ?? new Date()).toISOString());
+  const merged = mergeResumed(plan, earlier, resumed, samplesOf, (options.now?.() ?? new Date()).toISOString(), {
+    sameHosts: Boolean(options.reattached),
+    reattachedCells: resumed.measurements.filter((m) => detached.has(m.cell) && m.status === "ok").length,
+  });
   files.writeResults(merged, true);
   rmSync(work, { recursive: true, force: true });
   return { results: merged, resumedCells: cells.length, files };

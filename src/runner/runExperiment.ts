@@ -1,4 +1,5 @@
 import { release } from "node:os";
+import { join } from "node:path";
 import type { NodeSSH } from "node-ssh";
 import type { Experiment } from "../dsl/experiment.ts";
 import type { Cell, Plan } from "../plan/types.ts";
@@ -9,7 +10,8 @@ import type { Results, ShapingStatus, TeardownReport } from "../results/schema.t
 import type { Environment, HostEndpoint, Target } from "../targets/target.ts";
 import { runOrder } from "../plan/schedule.ts";
 import { findTool } from "../tools/registry.ts";
-import { BASE_PORT, failedCell, runCell } from "./cellRunner.ts";
+import { BASE_PORT, cellSlug, failedCell, runCell } from "./cellRunner.ts";
+import type { DetachedState } from "./detachedState.ts";
 import type { Progress } from "./progress.ts";
 import { serverRunning, startServer, stopServer, type RunningServer } from "./servers.ts";
 import { ensureAssets } from "./assets.ts";
@@ -41,6 +43,12 @@ export interface RunOptions {
    * caller reads from it where results.json went; made from runDir when absent.
    */
   files?: RunFiles;
+  /**
+   * `latlab resume` on the hosts the run left up: cells whose detached client the dead runner
+   * started are collected where that runner stopped (their raw files in earlierRunDir), their
+   * servers kept running, instead of being measured again.
+   */
+  reattach?: { cells: ReadonlyMap<string, DetachedState>; earlierRunDir: string };
 }
 
 /** What a deployment's session needs besides the run's options: where files go, and a call after each finished cell. */
@@ -105,8 +113,8 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   });
   // results.json while the run goes on: a crash keeps every finished cell (see checkpointDue).
   let checkpointed = 0;
-  const checkpoint = () => {
-    if (!checkpointDue(sampled.length, checkpointed)) return;
+  const checkpoint = (force = false) => {
+    if (!force && !checkpointDue(sampled.length, checkpointed)) return;
     checkpointed = sampled.length;
     const byCell = new Map(sampled.map((s) => [s.measurement.cell, s.measurement]));
     const measurements = plan.cells.flatMap((c) => byCell.get(c.id) ?? []);
@@ -131,8 +139,12 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   try {
     // Inside the try: a plan.json that can be written nowhere fails the run before anything is brought up.
     files.write("plan.json", `${JSON.stringify(plan, null, 2)}\n`);
+    // A results.json from the start: a run killed at any point after this can be resumed, and
+    // once the hosts are up it says which they are.
+    checkpoint(true);
     progress.log(`bringing up ${plan.estimate.hosts} hosts on ${target.name}…`);
     environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m), signal });
+    checkpoint(true);
     progress.log(environment.shaping.note);
     progress.start(plan.cells.length);
     // Round by round (runOrder): repetition 0 of every variant, then repetition 1, … so that a
@@ -300,8 +312,12 @@ class DeploymentSession {
         if (at >= 0) this.servers.splice(at, 1);
       }
     }
+    const again = this.options.reattach?.cells.get(cell.id);
     if (!this.started.has(key)) {
-      const s = await on(server, "server", () => startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal, bindAddress));
+      // A re-attached client is connected to the server the dead runner started: it stays.
+      const s = await on(server, "server", () =>
+        startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal, bindAddress, { reuse: again !== undefined }),
+      );
       this.started.set(key, { server: s, generation });
       if (s) this.servers.push({ role: cell.to, server: s });
     }
@@ -318,6 +334,7 @@ class DeploymentSession {
           // Only detached clients reconnect mid-cell: their collection waits out a longer outage.
           reconnectClient: (failed) => connections.reconnect(cell.from, failed, this.options.detachedReconnectDelaysMs ?? DETACHED_RECONNECT_DELAYS_MS),
           log: (m) => progress.log(m),
+          ...(again ? { reattach: { state: again, earlierRawDir: join(this.options.reattach!.earlierRunDir, "raw", cellSlug(cell.id)) } } : {}),
         },
         tool,
       );

@@ -35,6 +35,11 @@ export async function startServer(
   signal?: AbortSignal,
   /** The one address the server listens on (the runner passes the path's own: never the management network). */
   bindAddress = "0.0.0.0",
+  /**
+   * A server of ours already listening there is kept, not restarted: `latlab resume` re-attaching
+   * to a detached client whose connection to that server must not break.
+   */
+  options: { reuse?: boolean } = {},
 ): Promise<RunningServer | undefined> {
   const workDir = `${endpoint.workDir}/servers`;
   const spec = tool.server({ bindAddress, port, workDir, assetsDir }, params);
@@ -45,10 +50,15 @@ export async function startServer(
   const pidFile = `${workDir}/${name}.pid`;
   // Only a pid that holds our port is stopped: a pid in an old file may belong to anyone by now.
   const stale = `if [ -f ${shellQuote(pidFile)} ]; then p=$(cat ${shellQuote(pidFile)}); if ${listeningCheck(spec.port, "$p")} >/dev/null; then kill "$p"; sleep 0.2; kill -9 "$p" 2>/dev/null; fi; rm -f ${shellQuote(pidFile)}; fi`;
+  const where = `${endpoint.deployment}/${endpoint.role}`;
+  if (options.reuse) {
+    const found = await execWithTimeout(ssh, `p=$(cat ${shellQuote(pidFile)} 2>/dev/null) && ${listeningCheck(spec.port, "$p")} && echo "pid=$p"`, 10, signal);
+    const pid = Number(/pid=(\d+)/.exec(found.stdout)?.[1]);
+    if (pid > 0) return { tool: tool.name, host: where, port: spec.port, pid, log };
+  }
   const start = `mkdir -p ${shellQuote(workDir)} && cd ${shellQuote(workDir)} && { ${stale}; } && (setsid sh -c ${shellQuote(`echo $$ > ${shellQuote(pidFile)}; exec ${spec.command}`)} > ${shellQuote(log)} 2>&1 < /dev/null & echo $!)`;
   const started = await execWithTimeout(ssh, start, 15, signal);
   const pid = Number(started.stdout.trim());
-  const where = `${endpoint.deployment}/${endpoint.role}`;
   if (started.exitCode !== 0 || !Number.isInteger(pid) || pid <= 0) {
     throw new Error(`${where}: could not start ${tool.name} server: ${started.stderr.trim() || started.stdout.trim()}`);
   }

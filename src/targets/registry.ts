@@ -59,6 +59,13 @@ export interface TargetFactory {
    * target cannot resume runs.
    */
   checkResume?(runId: string, runDir: string): Promise<void>;
+  /**
+   * `latlab resume`: a target holding the hosts the run (or a dead resume of it) left up when its
+   * runner died — up() gives them instead of new ones, down() removes them — so the run goes on
+   * on the same hosts and a detached client still running there is collected. Null when nothing
+   * of the run is up; throws, saying what to do, when hosts are left that cannot be re-attached to.
+   */
+  reattach?(runId: string, runDir: string, plan: Plan, options: TargetOptions): Promise<Target | null>;
 }
 
 /**
@@ -88,20 +95,14 @@ export const targets: Record<string, TargetFactory> = {
       return { text: formatCleanup(report, options), failed: report.errors.length > 0 };
     },
     async checkResume(runId, runDir) {
-      const { cleanupLocal } = await import("./local/recovery/cleanup.ts");
+      const { refuseLiveRun } = await import("./local/recovery/reattach.ts");
       const { RESUME_FOLDER } = await import("../runner/resumeRun.ts");
-      const report = await cleanupLocal({ dryRun: true });
-      // The run itself, or a resume of it (brought up under its own run id, working in RESUME_FOLDER).
-      const ours = (r: { runId: string; runDir: string | null }) => r.runId === runId || r.runDir === runDir || r.runDir === `${runDir}/${RESUME_FOLDER}`;
-      const live = report.live.find(ours);
-      if (live) throw new Error(`run ${runId} (or a resume of it, run ${live.runId}) is still running (pid ${live.pid}): it cannot be resumed while it runs`);
-      const left = report.runs.find((r) => ours(r) && r.items.length);
-      if (left) {
-        throw new Error(
-          `run ${runId}'s hosts${left.runId === runId ? "" : ` (of an earlier resume of it, run ${left.runId})`} are still up (its runner, pid ${left.pid}, died): \`latlab cleanup\` removes them (${left.items.length} items), then resume brings up new ones. ` +
-            "Re-attaching to hosts left running is not supported yet: what a detached tool (tcp-echo) was still collecting on them is lost by the cleanup — its samples are on the hosts' work folders until then.",
-        );
-      }
+      await refuseLiveRun(runId, runDir, RESUME_FOLDER);
+    },
+    async reattach(runId, runDir, plan, options) {
+      const { reattachLocal } = await import("./local/recovery/reattach.ts");
+      const { RESUME_FOLDER } = await import("../runner/resumeRun.ts");
+      return reattachLocal(runId, runDir, RESUME_FOLDER, plan, { log: options.log });
     },
   },
   azure: {

@@ -1,11 +1,12 @@
 /**
  * `latlab resume` after the runner is SIGKILLed mid-run (issue 12, point 7): the run's folder
- * keeps every finished cell (results.json, status running); resume refuses while the dead run's
- * hosts are still up, saying what to do; after `latlab cleanup` it runs the cells not measured on
- * hosts brought up again and makes one results.json of every cell.
+ * keeps every finished cell (results.json, status running). With the hosts the run left up,
+ * resume re-attaches to them: the detached tcp-echo clients it started kept measuring while no
+ * runner was there, and are collected where it stopped. After `latlab cleanup` it runs the cells
+ * not measured on hosts brought up again. Either way one results.json of every cell.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { ResultsSchema } from "../../src/results/schema.ts";
@@ -17,7 +18,7 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin/latlab.js");
 
 describe("latlab resume (local target, real namespaces)", () => {
-  it("a SIGKILLed run: refused while its hosts are up, then, after cleanup, finished on new hosts into one results.json", async () => {
+  it("a SIGKILLed run whose hosts were cleaned up: finished on new hosts into one results.json", async () => {
     const records = tempDir("latlab-records-");
     const out = join(tempDir("latlab-resume-it-"), "run");
     const env = { ...process.env, CI: "true", LATLAB_LOCAL_RUNS: records };
@@ -42,11 +43,10 @@ describe("latlab resume (local target, real namespaces)", () => {
     const latlab = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8" });
     // Whatever fails below, the killed run's hosts do not outlive the test.
     onTestFinished(() => void latlab("cleanup"));
-    const refused = latlab("resume", out, "--no-history");
-    expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(new RegExp(`run ${before.runId}'s hosts are still up \\(its runner, pid ${child.pid}, died\\): \`latlab cleanup\` removes them`));
-
-    expect(latlab("cleanup").status).toBe(0);
+    // The hosts it left are removed first: resume then brings up new ones (a new draw).
+    const cleaned = latlab("cleanup");
+    expect(cleaned.status).toBe(0);
+    expect(cleaned.stdout).toContain(`run ${before.runId} (its runner, pid ${child.pid}, is gone`);
     const resumed = latlab("resume", out, "--no-history");
     expect(resumed.status, resumed.stdout + resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/\(\d cell\(s\) resumed\)/);
@@ -68,5 +68,68 @@ describe("latlab resume (local target, real namespaces)", () => {
     expect(latlab("cleanup").stdout).toContain("nothing to clean up");
     expect(existsSync(join(records, `${short}.json`))).toBe(false);
     expect(latlab("resume", out).stdout).toMatch(/nothing to resume: every one of the 6 cells/);
+  }, 900_000);
+
+  it("a SIGKILLed run with detached tcp-echo clients: resume re-attaches to its hosts and collects every probe since the start, server and connection untouched", async () => {
+    const records = tempDir("latlab-records-");
+    const out = join(tempDir("latlab-reattach-it-"), "run");
+    const env = { ...process.env, CI: "true", LATLAB_LOCAL_RUNS: records };
+    const latlab = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8" });
+    onTestFinished(() => void latlab("cleanup"));
+    const child = spawn(process.execPath, [BIN, "run", "zone-region-baseline", "--duration", "20", "--out", out, "--no-history"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => void (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    // Killed once each of the three clients runs detached and a first poll copied some of its probes.
+    const collectedBeforeKill = new Map<string, string>();
+    for (;;) {
+      const settled = await Promise.race([exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 200))]);
+      if (settled) throw new Error(`run ended before it was killed:\n${stderr}`);
+      const dirs = existsSync(join(out, "raw")) ? readdirSync(join(out, "raw")) : [];
+      const csvs = dirs.flatMap((d) => readdirSync(join(out, "raw", d)).filter((f) => f.endsWith(".csv")).map((f) => join(out, "raw", d, f)));
+      if (dirs.length === 3 && csvs.length === 3 && csvs.every((f) => readFileSync(f, "utf8").split("\n").length > 3)) {
+        child.kill("SIGKILL");
+        for (const f of csvs) collectedBeforeKill.set(f, readFileSync(f, "utf8"));
+        break;
+      }
+    }
+    await new Promise((r) => child.once("close", r));
+    const killedAt = Date.now();
+    const before = ResultsSchema.parse(JSON.parse(readFileSync(join(out, "results.json"), "utf8")));
+    expect(before.status).toBe("running");
+    expect(before.measurements).toEqual([]);
+    // The hosts are recorded from the moment they were up, before any cell finished.
+    expect(before.variants.flatMap((v) => v.hosts).length).toBeGreaterThan(0);
+    const short = runShort(before.runId);
+    expect(spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout).toContain(`ll-${short}-`);
+
+    const resumed = latlab("resume", out, "--no-history");
+    expect(resumed.status, resumed.stdout + resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(new RegExp(`re-attached to the \\d+ hosts run ${before.runId} left up \\(its runner, pid ${child.pid}, died\\)`));
+    expect(resumed.stderr).toMatch(/3 detached client\(s\) it started are collected where it stopped/);
+    const after = ResultsSchema.parse(JSON.parse(readFileSync(join(out, "results.json"), "utf8")));
+    expect(after.status).toBe("complete");
+    expect(after.measurements).toHaveLength(3);
+    expect(after.environment.facts["resume.1"]).toMatch(/3 of 3 cell\(s\) not measured before were measured on the hosts the run left up, re-attached .*the same hosts, not a new draw.*3 detached client\(s\) the run had started were collected/);
+    // One record per host: the same hosts, not a new draw next to the old.
+    expect(JSON.stringify(after.variants)).not.toContain("before resume");
+    for (const m of after.measurements) {
+      expect(m.status, m.error).toBe("ok");
+      expect(m.warnings.join("\n")).toMatch(/re-attached by latlab resume .* to the client started at/);
+      // The connection to the echo server the dead run started was never broken: the server was kept.
+      expect(m.reported?.breaks, m.cell).toBe(0);
+      // Every probe of the 20 s, those made while no runner was there included.
+      expect(Number(m.reported?.probes), m.cell).toBeGreaterThanOrEqual(18);
+      const csv = readFileSync(join(out, m.raw.find((r) => r.endsWith(".csv"))!), "utf8");
+      const earlier = [...collectedBeforeKill].find(([f]) => f.includes(`/raw/${m.raw[0]!.split("/")[1]}/`))![1];
+      // What the dead runner collected is the start of what the cell kept.
+      expect(csv.startsWith(earlier.slice(0, earlier.lastIndexOf("\n") + 1))).toBe(true);
+      expect(csv.length).toBeGreaterThan(earlier.length);
+      expect(Date.parse(m.startedAt)).toBeLessThan(killedAt);
+    }
+    // Torn down by the resume: nothing of the run is left, its record is gone.
+    expect(spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout).not.toContain(`ll-${short}-`);
+    expect(existsSync(join(records, `${short}.json`))).toBe(false);
+    expect(latlab("cleanup").stdout).toContain("nothing to clean up");
   }, 900_000);
 });

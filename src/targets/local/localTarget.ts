@@ -1,5 +1,6 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { localRunsDir, newRunRecord, removeRunRecord, writeRunRecord, type RunRecord } from "./recovery/runRecord.ts";
+import { localRunsDir, newRunRecord, ownerAlive, processStartTicks, removeRunRecord, writeRunRecord, type RunRecord } from "./recovery/runRecord.ts";
+import { readSavedEnvironment, saveEnvironment, type SavedEnvironment } from "./recovery/savedEnvironment.ts";
 import { release, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Plan } from "../../plan/types.ts";
@@ -181,6 +182,8 @@ export class LocalTarget implements Target {
   private pendingUp: Promise<unknown> | null = null;
   private upRunning = false;
   private labels = new Map<string, string>();
+  /** Hosts a dead run left up, taken over by adopt(): up() gives these. */
+  private adopted: SavedEnvironment | null = null;
   private readonly options: LocalTargetOptions;
   /** The run's abort signal (Ctrl-C): bring-up stops at its next command. */
   private signal: AbortSignal | undefined;
@@ -213,6 +216,7 @@ export class LocalTarget implements Target {
   }
 
   private async bringUp(plan: Plan, ctx: TargetContext): Promise<Environment> {
+    if (this.adopted) return this.adoptedEnvironment(plan, ctx);
     if (this.created && (this.created.namespaces.length > 0 || this.created.tempDir !== null)) {
       throw new LocalTargetError("local target: up() called while a previous run is still up; call down() first");
     }
@@ -495,7 +499,52 @@ export class LocalTarget implements Target {
       publicPath:
         "public addresses are routed out through the region router to the deployment's public router and back in (zone, region, public, region, zone router: 5 routed hops for every pair); hosts source public traffic from their own public address, so replies come back the same way; no NAT",
     };
-    return { hosts, shaping, facts };
+    const environment: Environment = { hosts, shaping, facts };
+    // Whole hosts only: from here on a runner that dies leaves hosts `latlab resume` can re-attach to.
+    c.record = { ...c.record, environmentFile: saveEnvironment(keysDir, ctx.runId, environment) };
+    writeRunRecord(c.record, this.options.recordsDir);
+    return environment;
+  }
+
+  /**
+   * Takes over the hosts a local run left up when its runner died (`latlab resume`): the record
+   * is rewritten with this process as owner — from now on cleanup leaves them alone while it
+   * lives, and down() removes them as its own — and up() gives their saved endpoints instead of
+   * bringing hosts up. Throws, naming the record, when its owner lives or its hosts are not whole.
+   */
+  async adopt(record: RunRecord, log: (message: string) => void = () => undefined): Promise<SavedEnvironment> {
+    if (this.created) throw new LocalTargetError("local target: adopt() on a target that already has hosts");
+    if (ownerAlive(record)) throw new LocalTargetError(`local target: run ${record.runId}'s runner (pid ${record.pid}) is alive: its hosts are its own`);
+    if (!record.environmentFile || !record.keysDir || !record.tempDir) {
+      throw new LocalTargetError(`local target: run ${record.runId}'s runner died before all its hosts were up: nothing whole to re-attach to`);
+    }
+    const saved = readSavedEnvironment(record.environmentFile);
+    const present = new Set(await this.listNamespaces());
+    const missing = saved.hosts.map((h) => String(h.actual.namespace)).filter((ns) => !present.has(ns));
+    if (missing.length) throw new LocalTargetError(`local target: run ${record.runId}'s hosts are not all there any more (namespaces gone: ${missing.join(", ")})`);
+    const ticks = processStartTicks(process.pid);
+    if (ticks === null) throw new LocalTargetError("local target: cannot read this process's start time from /proc");
+    const names: RunNames = { runId: record.runId, short: record.short, namespacePrefix: record.namespacePrefix, rootLinkPrefix: record.rootLinkPrefix };
+    const taken: RunRecord = { ...record, pid: process.pid, pidStartTicks: ticks, ended: null };
+    writeRunRecord(taken, this.options.recordsDir);
+    this.created = { names, ownsPrefix: true, namespaces: [], rootLinks: [], tempDir: record.tempDir, keysDir: record.keysDir, processes: [], aborted: false, record: taken };
+    this.adopted = saved;
+    log(`local: re-attached to the ${saved.hosts.length} hosts run ${record.runId} left up (its runner, pid ${record.pid}, died); this process owns them now`);
+    return saved;
+  }
+
+  /** up() on adopted hosts: their saved endpoints, once every host the plan needs is among them. */
+  private adoptedEnvironment(plan: Plan, ctx: TargetContext): Environment {
+    const saved = this.adopted!;
+    const missing = plan.deployments.flatMap((d) => d.hosts.filter((h) => !saved.hosts.some((s) => s.deployment === d.id && s.role === h.role)).map((h) => `${d.id}/${h.role}`));
+    if (missing.length) throw new LocalTargetError(`local target: the re-attached hosts of run ${saved.runId} do not include ${missing.join(", ")}`);
+    const wanted = new Set(plan.deployments.map((d) => d.id));
+    ctx.log(`local: using the ${saved.hosts.length} hosts run ${saved.runId} left up (brought up at ${saved.savedAt})`);
+    return {
+      hosts: saved.hosts.filter((h) => wanted.has(h.deployment)).map((h) => ({ ...h, actual: { ...h.actual } })),
+      shaping: saved.shaping,
+      facts: { ...saved.facts, reattached: `the hosts run ${saved.runId} brought up at ${saved.savedAt} and left up when its runner died, re-attached: the same hosts, not a new draw` },
+    };
   }
 
   async down(): Promise<TeardownReport> {

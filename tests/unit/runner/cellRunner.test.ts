@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { NodeSSH } from "node-ssh";
 import { describe, expect, it } from "vitest";
@@ -68,7 +68,11 @@ describe("runCell with a detached client", () => {
   it("parses what was collected when the connection is lost for good, with a warning", async () => {
     const state = { csv: "100\n101\n", alive: true, dead: false };
     const first = fakeSsh("client", clientHost(state));
-    setTimeout(() => (state.dead = true), 60);
+    // The link dies: declared lost (as ssh2 does), and nothing answers any more.
+    setTimeout(() => {
+      state.dead = true;
+      first.drop();
+    }, 60);
     const c = ctx(first.ssh, async () => {
       throw new Error("d0/client: SSH not ready after 9 attempts");
     });
@@ -113,5 +117,48 @@ describe("failedCell", () => {
     const { measurement } = await runCell(ctx(ssh.ssh), probe);
     expect(measurement).toMatchObject({ status: "failed", error: expect.stringMatching(/cannot create .*read-only file system/) as unknown as string });
     expect(measurement.raw).toEqual([join("raw", slug, "command.txt")]);
+  });
+
+  it("re-attached (latlab resume on the hosts a dead runner left): not started again, the earlier copy kept and continued from its last whole line", async () => {
+    const state = { csv: "100\n101\n102\n103\n", alive: false, dead: false };
+    const ssh = fakeSsh("client", clientHost(state));
+    const earlierRawDir = join(tempDir("latlab-unit-earlier-"), "raw", slug);
+    mkdirSync(earlierRawDir, { recursive: true });
+    // The dead runner copied two lines and half of the third.
+    writeFileSync(join(earlierRawDir, "probe.csv"), "100\n101\n10");
+    writeFileSync(join(earlierRawDir, "stdout.txt"), "started\n");
+    const detached = {
+      cell: cell.id,
+      host: "d0/client",
+      pidFile: "/tmp/latlab/client/w/probe.pid",
+      outputFile: "/tmp/latlab/client/w/probe.csv",
+      localName: "probe.csv",
+      pollSeconds: 0.02,
+      startedAt: "2026-11-23T10:00:00.000Z",
+      deadline: new Date(Date.now() + 60_000).toISOString(),
+    };
+    const c = { ...ctx(ssh.ssh), reattach: { state: detached, earlierRawDir } };
+    const { measurement, samples } = await runCell(c, probe);
+    expect(ssh.commands).not.toContain("start-probe");
+    expect(ssh.commands.some((x) => x.startsWith("mkdir"))).toBe(false);
+    expect(ssh.commands.find((x) => x.startsWith("tail "))).toMatch(/^tail -c \+9 /);
+    expect(samples).toEqual([100, 101, 102, 103]);
+    expect(measurement.status).toBe("ok");
+    expect(measurement.startedAt).toBe("2026-11-23T10:00:00.000Z");
+    expect(measurement.warnings.join("\n")).toMatch(/re-attached by latlab resume at .* to the client started at 2026-11-23T10:00:00.000Z .*the 8 bytes collected before are kept/);
+    expect(readFileSync(join(c.runDir, "raw", slug, "probe.csv"), "utf8")).toBe("100\n101\n102\n103\n");
+    expect(readFileSync(join(c.runDir, "raw", slug, "stdout.txt"), "utf8")).toBe("started\n");
+    expect(measurement.raw).toContain(join("raw", slug, "detached.json"));
+  });
+
+  it("a detached client it starts leaves what a resume needs beside its raw output (detached.json)", async () => {
+    const state = { csv: "100\n", alive: false, dead: false };
+    const ssh = fakeSsh("client", clientHost(state));
+    const c = ctx(ssh.ssh);
+    const { measurement } = await runCell(c, probe);
+    expect(measurement.status).toBe("ok");
+    const saved = JSON.parse(readFileSync(join(c.runDir, "raw", slug, "detached.json"), "utf8"));
+    expect(saved).toMatchObject({ cell: cell.id, host: "d0/client", localName: "probe.csv", pidFile: "/tmp/latlab/client/" + slug + "/probe.pid", startedAt: measurement.startedAt });
+    expect(Date.parse(saved.deadline) - Date.parse(saved.startedAt)).toBeGreaterThanOrEqual(59_000);
   });
 });

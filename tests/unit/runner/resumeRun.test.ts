@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
@@ -6,6 +6,7 @@ import type { Plan } from "../../../src/plan/types.ts";
 import type { Connect } from "../../../src/runner/connections.ts";
 import type { Progress } from "../../../src/runner/progress.ts";
 import { cellsToResume, resumePlan, resumeRun, RESUME_FOLDER } from "../../../src/runner/resumeRun.ts";
+import { cellSlug } from "../../../src/runner/cellRunner.ts";
 import { runExperiment } from "../../../src/runner/runExperiment.ts";
 import { ResultsSchema } from "../../../src/results/schema.ts";
 import type { HostEndpoint, Target } from "../../../src/targets/target.ts";
@@ -111,6 +112,27 @@ describe("latlab resume", () => {
     expect(results.error).toMatch(/^resume \d: local target: host d1-client: sshd exited/);
     expect(Object.entries(results.environment.facts).filter(([k]) => /^resume\.\d+$/.test(k)).at(-1)![1]).toMatch(/no hosts came up, nothing was measured: local target: host d1-client: sshd exited/);
     expect(results.variants.find((v) => v.id === "ppg=true")!.hosts.every((h) => !h.deployment.includes("before resume"))).toBe(true);
+  });
+
+  it("on the hosts the run left up (re-attached): one record per host, and results.json says they are the same hosts", async () => {
+    const runDir = tempDir("latlab-resume-");
+    await runExperiment({ source: "fake.ts", plan, target: fakeTarget(), runId: "first", runDir, progress: silent, signal: new AbortController().signal, connect: connectExcept(["ppg=true"]) });
+    const { results } = await resumeRun({ runDir, resumeRunId: "again", target: fakeTarget(), reattached: true, progress: silent, signal: new AbortController().signal, connect: connectExcept([]) });
+    expect(results.status).toBe("complete");
+    expect(results.variants.find((v) => v.id === "ppg=true")!.hosts.map((h) => h.deployment)).toEqual(["ppg=true", "ppg=true"]);
+    expect(results.environment.facts["resume.1"]).toMatch(/1 of 1 cell\(s\) not measured before were measured on the hosts the run left up, re-attached \(deployments ppg=true; the same hosts, not a new draw\)/);
+  });
+
+  it("a cell measured again on new hosts keeps its earlier raw folder beside the new one", async () => {
+    const runDir = tempDir("latlab-resume-");
+    await runExperiment({ source: "fake.ts", plan, target: fakeTarget(), runId: "first", runDir, progress: silent, signal: new AbortController().signal, connect: connectExcept(["ppg=true"]) });
+    const cut = plan.cells.find((c) => c.variant === "ppg=true")!;
+    // What the run collected of it before it was cut off (a detached client's copy, say).
+    mkdirSync(join(runDir, "raw", cellSlug(cut.id)), { recursive: true });
+    writeFileSync(join(runDir, "raw", cellSlug(cut.id), "probe.csv"), "100\n");
+    await resumeRun({ runDir, resumeRunId: "again", target: fakeTarget(), progress: silent, signal: new AbortController().signal, connect: connectExcept([]) });
+    expect(readFileSync(join(runDir, "raw", `${cellSlug(cut.id)}.before-resume-1`, "probe.csv"), "utf8")).toBe("100\n");
+    expect(existsSync(join(runDir, "raw", cellSlug(cut.id), "stdout.txt"))).toBe(true);
   });
 
   it("a resume plan holds only the cells left and the deployments they need", () => {

@@ -137,6 +137,10 @@ describe("startServer on a real shell: a server of ours whose pid latlab never l
     try {
       const first = await start();
       expect(await serverRunning(ssh, first)).toBe(true);
+      // A resume re-attaching to a client of this server keeps it: same pid, nothing started.
+      const kept = (await startServer(ssh, host, listener, {}, port, "/assets", undefined, "0.0.0.0", { reuse: true }))!;
+      expect(kept.pid).toBe(first.pid);
+      expect(alive(first.pid)).toBe(true);
       // The runner lost the answer to that start: it starts the server again on the same port.
       const second = await start();
       expect(second.pid).not.toBe(first.pid);
@@ -147,8 +151,13 @@ describe("startServer on a real shell: a server of ours whose pid latlab never l
       expect(await serverRunning(ssh, second)).toBe(false);
       // A pid file left behind whose pid now belongs to another process (not on our port): untouched.
       writeFileSync(pidFile, `${bystander.pid}\n`);
-      const third = await start();
+      // Nor is it taken for our server by a resume: a new one is started.
+      const third = (await startServer(ssh, host, listener, {}, port, "/assets", undefined, "0.0.0.0", { reuse: true }).finally(() => {
+        if (existsSync(pidFile)) started.push(Number(readFileSync(pidFile, "utf8")));
+      }))!;
+      expect(third.pid).not.toBe(bystander.pid);
       expect(alive(bystander.pid!)).toBe(true);
+      expect(await serverRunning(ssh, third)).toBe(true);
       await stopServer(ssh, third);
     } finally {
       // Also a listener whose pid never reached the pid file: one whose command line is this test's.

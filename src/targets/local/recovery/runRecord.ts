@@ -30,6 +30,8 @@ export const RunRecordSchema = z.object({
   tempDir: z.string().nullable(),
   /** The run's key folder (private keys), once made. */
   keysDir: z.string().nullable().default(null),
+  /** The hosts' endpoints, saved once they are all up (savedEnvironment.ts): `latlab resume` re-attaches to them. */
+  environmentFile: z.string().nullable().default(null),
   /** The results folder, for the user's orientation. */
   runDir: z.string().nullable(),
   /**
@@ -108,5 +110,5 @@ export function readRunRecords(dir = localRunsDir()): { records: RunRecord[]; un
 export function newRunRecord(runId: string, names: { short: string; namespacePrefix: string; rootLinkPrefix: string }, runDir: string | null): RunRecord {
   const ticks = processStartTicks(process.pid);
   if (ticks === null) throw new Error("local target: cannot read this process's start time from /proc");
-  return { runId, short: names.short, namespacePrefix: names.namespacePrefix, rootLinkPrefix: names.rootLinkPrefix, pid: process.pid, pidStartTicks: ticks, createdAt: new Date().toISOString(), tempDir: null, keysDir: null, runDir, bootId: currentBootId(), ended: null };
+  return { runId, short: names.short, namespacePrefix: names.namespacePrefix, rootLinkPrefix: names.rootLinkPrefix, pid: process.pid, pidStartTicks: ticks, createdAt: new Date().toISOString(), tempDir: null, keysDir: null, environmentFile: null, runDir, bootId: currentBootId(), ended: null };
 }
