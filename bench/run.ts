@@ -43,3 +43,6 @@ time("sockperf parse, 350k full-log rows", () => {
 
 const { historySizeBench } = await import("./historySize.ts");
 await historySizeBench();
+
+const { reportSizeBench } = await import("./reportSize.ts");
+await reportSizeBench();

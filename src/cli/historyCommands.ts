@@ -4,7 +4,7 @@
  * finished run with {@link recordRun}.
  */
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { compareRuns, type RunSource } from "../history/compareRuns.ts";
 import { historyRecords } from "../history/historyRecords.ts";
@@ -12,6 +12,7 @@ import { appendRuns, exportParquet, historyFile, loadHistory, HISTORY_ENV } from
 import { assess } from "../history/regression.ts";
 import { TREND_METRICS, trend, type TrendMetric } from "../history/trend.ts";
 import { formatHistory, formatRunComparison, formatTrend } from "../report/historyText.ts";
+import { writeReport } from "../report/writeReport.ts";
 import { markdownSummary } from "../report/markdownSummary.ts";
 import { comparisonTable } from "../report/table.ts";
 import { sanitizeForTerminal } from "../tools/terminalText.ts";
@@ -177,15 +178,20 @@ export function registerHistoryCommands(program: Command, setExitCode: (code: nu
 
   program
     .command("report")
-    .description("print a run's summary again: the comparison table, or --markdown for a CI summary")
+    .description("make a run's report.html and report.md again (older runs too) and print its summary: the comparison table, or --markdown for a CI summary")
     .argument("<runId|dir>", "a run's results folder, or its id under ./results")
-    .option("--markdown", "GitHub Markdown (for $GITHUB_STEP_SUMMARY)")
-    .action((ref: string, opts: { markdown?: boolean }) => {
+    .option("--markdown", "print GitHub Markdown (for $GITHUB_STEP_SUMMARY)")
+    .option("--no-html", "only print; do not write report.html, report.md and charts/")
+    .action(async (ref: string, opts: { markdown?: boolean; html: boolean }) => {
       const dir = findRunFolder(ref);
       if (!dir) throw new Error(`"${ref}": no results folder (looked for ${resolve(ref, "results.json")} and ${resolve("results", ref, "results.json")})`);
       const { results, samplesOf } = readRunFolder(dir);
       // results.json may hold tool text from before the parsers cleaned it: made terminal-safe.
       const text = opts.markdown ? markdownSummary(results, samplesOf) : `${comparisonTable(results, samplesOf)}\n`;
       process.stdout.write(sanitizeForTerminal(text, { maxLineLength: 100_000 }));
+      if (opts.html) {
+        const written = await writeReport(dir, results, samplesOf);
+        process.stderr.write(`report: ${written.html} (and report.md, ${written.specs.length} chart specs in ${dirname(written.specs[0] ?? `${dir}/charts/x`)})\n`);
+      }
     });
 }

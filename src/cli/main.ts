@@ -21,6 +21,7 @@ import { LATLAB_VERSION } from "../version.ts";
 import { ignoreHangupWriteErrors } from "./hangup.ts";
 import { sanitizeForTerminal } from "../tools/terminalText.ts";
 import { recordRun, registerHistoryCommands } from "./historyCommands.ts";
+import { writeReport } from "../report/writeReport.ts";
 import { registerResumeCommand } from "./resumeCommand.ts";
 import { historyFile } from "../history/historyStore.ts";
 import { provenanceFacts } from "./provenance.ts";
@@ -137,6 +138,16 @@ export function runExitCode(results: Pick<Results, "status" | "teardown">): numb
 }
 
 /** Signals that stop a run gracefully: Ctrl-C, kill, and a dropped SSH session or terminal. */
+/** Writes the run's report; the line says where, or why not and how to make it later. Never fails the run. */
+export async function reportLine(dir: string, results: Results, samplesOf: (cell: string) => number[]): Promise<string> {
+  try {
+    const written = await writeReport(dir, results, samplesOf);
+    return `report: ${written.html} (and report.md)`;
+  } catch (error) {
+    return `report: not written in ${dir}: ${(error as Error).message.split("\n")[0]} (\`latlab report ${dir}\` makes it later)`;
+  }
+}
+
 export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const satisfies readonly NodeJS.Signals[];
 
 /** A cell's samples, from the results folder or, for those it could not take, the rescue folder. */
@@ -302,6 +313,8 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
             .then((line) => process.stderr.write(`${line}\n`))
             .catch((error: Error) => process.stderr.write(`history: not recorded in ${file}: ${error.message}\n  (the results are in ${resultsDir}; \`latlab history add ${resultsDir}\` records them later)\n`));
         }
+        // Last: the page to open.
+        if (resultsFile) process.stdout.write(`${await reportLine(dirname(resultsFile), results, readSamples(files, results))}\n`);
       } finally {
         for (const s of STOP_SIGNALS) process.off(s, onSignal);
         folder?.release();
