@@ -16,7 +16,7 @@ import { sanitizeForTerminal } from "../tools/terminalText.ts";
 import { recordRun } from "./historyCommands.ts";
 import { ignoreHangupWriteErrors } from "./hangup.ts";
 import { provenanceFacts } from "./provenance.ts";
-import { newRunId, runExitCode, STOP_SIGNALS } from "./main.ts";
+import { newRunId, reportLine, runExitCode, STOP_SIGNALS } from "./main.ts";
 
 function runFolder(ref: string): string {
   for (const dir of [resolve(ref), resolve("results", ref)]) if (existsSync(resolve(dir, "plan.json")) || existsSync(resolve(dir, "results.json"))) return dir;
@@ -112,6 +112,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
             .then((line) => process.stderr.write(`${line}\n`))
             .catch((error: Error) => process.stderr.write(`history: not recorded in ${file}: ${error.message}\n`));
         }
+        if (resultsFile) process.stdout.write(`${await reportLine(dirname(resultsFile), results, samplesOf)}\n`);
       } finally {
         for (const s of STOP_SIGNALS) process.off(s, onSignal);
         lock.release();

@@ -107,6 +107,8 @@ describe("latlab resume (local target, real namespaces)", () => {
     expect(resumed.status, resumed.stdout + resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(new RegExp(`re-attached to the \\d+ hosts run ${before.runId} left up \\(its runner, pid ${child.pid}, died\\)`));
     expect(resumed.stderr).toMatch(/3 detached client\(s\) it started are collected where it stopped/);
+    // The report is made again from the whole run.
+    expect(resumed.stdout.trimEnd().split("\n").at(-1)).toBe(`report: ${join(out, "report.html")} (and report.md)`);
     const after = ResultsSchema.parse(JSON.parse(readFileSync(join(out, "results.json"), "utf8")));
     expect(after.status).toBe("complete");
     expect(after.measurements).toHaveLength(3);

@@ -50,6 +50,11 @@ function nodeHtml(n: Node, depth: number): string {
 /** Nested boxes (CSS in reportHtml.ts), deployments side by side. */
 export function topologyHtml(results: Pick<Results, "variants">): string {
   const root = placementTree(results);
+  for (const d of root.children.values()) {
+    // latlab peers every VNet pair of a deployment: said on the deployment, whose box holds them all.
+    const vnets = [...d.children.values()].flatMap((region) => [...region.children.values()].map((v) => `${region.label.replace(/^region /, "")}/${v.label.replace(/^VNet /, "")}`));
+    if (vnets.length > 1) d.label += ` — VNets peered: ${vnets.join(" ↔ ")}`;
+  }
   return `<div class="topology">${[...root.children.values()].map((d) => nodeHtml(d, 0)).join("")}</div>`;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { reportCharts } from "../../../src/report/html/reportCharts.ts";
 import { reportHtml } from "../../../src/report/html/reportHtml.ts";
-import { placementTree, topologyMermaid } from "../../../src/report/html/topology.ts";
+import { placementTree, topologyHtml, topologyMermaid } from "../../../src/report/html/topology.ts";
 import { reportMarkdown } from "../../../src/report/reportMarkdown.ts";
 import { measureLabels } from "../../../src/report/table.ts";
 import { changeLabel, verdicts } from "../../../src/report/verdicts.ts";
@@ -67,6 +67,11 @@ describe("topology", () => {
     const zone = d.children.get("eastus")!.children.get("")!.children.get("1")!;
     expect(zone.hosts.map((h) => h.role)).toEqual(["server"]);
     expect(zone.children.get("ppg:ppg1")!.hosts.map((h) => h.role)).toEqual(["client"]);
+  });
+  it("in HTML: a deployment with two VNets says they are peered, a mismatch is highlighted", () => {
+    const html = topologyHtml({ variants });
+    expect(html).toContain("deployment d0 — VNets peered: eastus/(default) ↔ westus/west");
+    expect(html).toMatch(/class="host mismatch" title="zone: asked null, got 2"/);
   });
   it("in Mermaid: nested subgraphs, the peering of two VNets, a mismatch marked", () => {
     const m = topologyMermaid({ variants });
