@@ -65,6 +65,8 @@ function summaryOf(row: SummaryRow): Summary {
     ...(row.p95 === null ? {} : { p95: row.p95 }),
     p99: row.p99,
     p999: row.p999,
+    ...(row.p9999 === null ? {} : { p9999: row.p9999 }),
+    ...(row.p99999 === null ? {} : { p99999: row.p99999 }),
     min: row.min,
     max: row.max,
     stddev: row.stddev,

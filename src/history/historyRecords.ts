@@ -47,6 +47,8 @@ function summaryRow(
     p95: s.p95 ?? null,
     p99: s.p99,
     p999: s.p999,
+    p9999: s.p9999 ?? null,
+    p99999: s.p99999 ?? null,
     max: s.max,
     unitMean: unit?.mean ?? null,
     unitP50: unit?.p50 ?? null,

@@ -59,7 +59,11 @@ export const SummaryRowSchema = z.object({
   p90: z.number(),
   p95: z.number().nullable(),
   p99: z.number(),
+  /** Always stored (NOT NULL since version 1), even below 1 000 samples where it is the maximum; see tailSupported. */
   p999: z.number(),
+  /** Only where the count supports them (n ≥ 10 000, n ≥ 100 000); null otherwise and in rows from before version 3. */
+  p9999: z.number().nullable(),
+  p99999: z.number().nullable(),
   max: z.number(),
   /** Exact mean and nearest-rank median of the samples (levels `replica` and `run`; null at `all`). */
   unitMean: z.number().nullable(),
@@ -135,7 +139,9 @@ export interface Migration {
  * The schema, as the steps that build it. A file is at version N when steps 1…N ran on it;
  * historyStore.ts applies the missing ones in one transaction. Never edit a step that shipped:
  * add one. Step 1 is the first layout (runs and summaries only); step 2 added provenance, the
- * run's own comparisons with their CIs, and the placement evidence.
+ * run's own comparisons with their CIs, and the placement evidence; step 3 the tail percentiles
+ * p99.99 and p99.999 (nullable: rows already stored have no figure for them, and a summary has
+ * them only where its count supports them).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -225,6 +231,13 @@ export const MIGRATIONS: readonly Migration[] = [
         p_welch DOUBLE,
         p_rank DOUBLE
       );`,
+  },
+  {
+    version: 3,
+    description: "tail percentiles p99.99 and p99.999 of the summaries",
+    sql: `
+      ALTER TABLE summaries ADD COLUMN p9999 DOUBLE;
+      ALTER TABLE summaries ADD COLUMN p99999 DOUBLE;`,
   },
 ];
 

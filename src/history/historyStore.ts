@@ -119,9 +119,9 @@ async function insertRecords(c: DuckDBConnection, r: HistoryRecords): Promise<vo
   for (const h of r.hosts) await c.run("INSERT INTO hosts VALUES ($1, $2, $3, $4, $5, $6, $7)", [h.runId, h.variant, h.host, h.deployment, json(h.requested), json(h.actual), json(h.mismatches)]);
   for (const s of r.summaries) {
     await c.run(
-      `INSERT INTO summaries (run_id, variant, measure, tool, pair, level, replica, repetition, metric, unit, n, mean, stddev, min, p50, p90, p95, p99, p999, max, unit_mean, unit_p50)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
-      [s.runId, s.variant, s.measure, s.tool, s.pair, s.level, s.replica, s.repetition, s.metric, s.unit, s.n, s.mean, s.stddev, s.min, s.p50, s.p90, s.p95, s.p99, s.p999, s.max, s.unitMean, s.unitP50],
+      `INSERT INTO summaries (run_id, variant, measure, tool, pair, level, replica, repetition, metric, unit, n, mean, stddev, min, p50, p90, p95, p99, p999, max, unit_mean, unit_p50, p9999, p99999)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
+      [s.runId, s.variant, s.measure, s.tool, s.pair, s.level, s.replica, s.repetition, s.metric, s.unit, s.n, s.mean, s.stddev, s.min, s.p50, s.p90, s.p95, s.p99, s.p999, s.max, s.unitMean, s.unitP50, s.p9999, s.p99999],
     );
   }
   for (const k of r.comparisons) {

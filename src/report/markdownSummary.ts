@@ -1,12 +1,13 @@
 /**
  * A run's summary in GitHub Markdown (`latlab report <run> --markdown`): for $GITHUB_STEP_SUMMARY
  * and pull-request comments. The same figures as the terminal table (table.ts), one row per
- * variant × measure × host pair, with what the CIs are over.
+ * variant × measure × host pair, with what the CIs are over. Tail percentiles (p99.9, p99.99,
+ * p99.999) read "—" where the count does not support them (tailSupported in summary.ts).
  */
 import type { Results } from "../results/schema.ts";
 import type { Summary } from "../results/summary.ts";
 import { summarizeMany } from "../results/summarize.ts";
-import { fmt, inferenceFooter, measureLabels, notEmulatedAxes, overLabel, pairOf, unitLabel } from "./table.ts";
+import { fmt, inferenceFooter, measureLabels, notEmulatedAxes, overLabel, pairOf, TAIL_HEADS, TAIL_NOTE, tailCells, unitLabel } from "./table.ts";
 import { renderTable } from "./renderTable.ts";
 
 const STATUS_MARK: Record<Results["status"], string> = { complete: "✅", partial: "⚠️", failed: "❌", interrupted: "⏹️", running: "⏳" };
@@ -22,6 +23,7 @@ export function markdownSummary(results: Results, samplesOf: (cell: string) => n
     "",
   ];
   const rows: string[][] = [];
+  let tailDash = false;
   for (const variant of results.variants) {
     for (const measure of [...labels.keys()].sort((a, b) => a - b)) {
       const of = results.measurements.filter((m) => m.variant === variant.id && m.measure === measure);
@@ -30,14 +32,16 @@ export function markdownSummary(results: Results, samplesOf: (cell: string) => n
         const ok = runs.filter((m) => m.status === "ok" && m.summary);
         const head = [variant.baseline === variant.id ? `${variant.id} (baseline)` : variant.id, labels.get(measure)!, pair];
         if (!ok.length) {
-          rows.push([...head, "—", "0", "—", "—", "—", "—", "—", `all ${runs.length} failed`]);
+          rows.push([...head, "—", "0", "—", "—", "—", ...TAIL_HEADS.map(() => "—"), "—", "—", `all ${runs.length} failed`]);
           continue;
         }
         const c = results.comparisons.find((k) => k.variant === variant.id && k.measure === measure && k.pair === pair);
         const row = (label: string, s: Summary, cmp: typeof c) => {
           const change = cmp?.pctChangeMean === undefined ? "" : `${cmp.pctChangeMean >= 0 ? "+" : ""}${cmp.pctChangeMean.toFixed(1)}%`;
           const ci = cmp?.diffMean ? `${fmt(cmp.diffMean.estimate)} [${fmt(cmp.diffMean.ci95[0])}, ${fmt(cmp.diffMean.ci95[1])}]` : "";
-          rows.push([head[0]!, `${head[1]}${label}`, head[2]!, `${s.metric} ${unitLabel(s.unit)}`, String(s.count), fmt(s.mean), fmt(s.p50), fmt(s.p99), change, ci, overLabel(cmp)]);
+          const tails = tailCells(s);
+          tailDash ||= tails.includes("—");
+          rows.push([head[0]!, `${head[1]}${label}`, head[2]!, `${s.metric} ${unitLabel(s.unit)}`, String(s.count), fmt(s.mean), fmt(s.p50), fmt(s.p99), ...tails, change, ci, overLabel(cmp)]);
         };
         // As the terminal table: the runs with samples merged (what the comparison is of), and a
         // row of its own for each run that has only the tool's own summary (nothing to merge).
@@ -48,7 +52,8 @@ export function markdownSummary(results: Results, samplesOf: (cell: string) => n
       }
     }
   }
-  lines.push(renderTable(["variant", "measure", "pair", "metric", "n", "mean", "p50", "p99", "vs baseline (mean)", "Δmean [95% CI]", "over"], rows, true), "");
+  lines.push(renderTable(["variant", "measure", "pair", "metric", "n", "mean", "p50", "p99", ...TAIL_HEADS, "vs baseline (mean)", "Δmean [95% CI]", "over"], rows, true), "");
+  if (tailDash) lines.push(`- ${TAIL_NOTE}`);
   for (const note of inferenceFooter([...results.comparisons, ...results.pairComparisons])) lines.push(`- ${note}`);
   lines.push(`- ${results.environment.shaping.note}`);
   const notEmulated = notEmulatedAxes(results);

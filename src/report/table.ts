@@ -1,6 +1,6 @@
 import Table from "cli-table3";
 import type { Comparison, Measurement, Results } from "../results/schema.ts";
-import type { Summary } from "../results/summary.ts";
+import { TAIL_PERCENTILES, tailSupported, type Summary, type TailPercentile } from "../results/summary.ts";
 import { summarizeMany } from "../results/summarize.ts";
 import { findTool } from "../tools/registry.ts";
 
@@ -12,6 +12,21 @@ const formatP = (p: number) => (p < 1e-15 ? "<1e-15" : p < 0.001 ? p.toExponenti
 export const unitLabel = (unit: string) => (unit === "us" ? "µs" : unit);
 const metricLabel = (metric: string, unit: string) => (metric === unit ? metric : `${metric} ${unitLabel(unit)}`);
 export const pairOf = (m: { from: string; to: string }) => `${m.from}->${m.to}`;
+
+const TAILS = Object.keys(TAIL_PERCENTILES) as TailPercentile[];
+/** The tail percentile columns every table shows, after p99: p99.9, p99.99, p99.999. */
+export const TAIL_HEADS: readonly string[] = TAILS.map((k) => TAIL_PERCENTILES[k].label);
+/**
+ * A summary's tail percentiles as table cells: "—" where the count does not support one
+ * ({@link tailSupported}: it would be the maximum under another name) or where it is absent.
+ */
+export const tailCells = (s: Summary): string[] =>
+  TAILS.map((k) => {
+    const v = s[k];
+    return v === undefined || !tailSupported(s.count, k) ? "—" : fmt(v);
+  });
+/** The footnote for a table where a tail percentile reads "—". */
+export const TAIL_NOTE = `${TAIL_HEADS.join(" / ")}: "—" with fewer than ${TAILS.map((k) => (TAIL_PERCENTILES[k].den / (TAIL_PERCENTILES[k].den - TAIL_PERCENTILES[k].num)).toLocaleString("en-US")).join(" / ")} samples (the nearest rank would be the maximum), or when the tool's own summary has none`;
 
 /**
  * A name per measure: the tool, plus what tells it apart from other measures of the same tool
@@ -83,7 +98,8 @@ export function inferenceFooter(comparisons: readonly Compared[]): string[] {
 
 /**
  * The seeds' tables, from results: per variant, measure and (when several) host pair: n / mean /
- * p50 / p95 / p99, and against the variant's baseline the ratio and %-change of the mean (all
+ * p50 / p95 / p99 / p99.9 / p99.99 / p99.999 (a tail percentile "—" where the count does not
+ * support it), min / max, and against the variant's baseline the ratio and %-change of the mean (all
  * samples merged, descriptive) with a 95% CI of the difference and p-values over independent
  * units, the units named on the row ("over") and in a footer; then pair ratios, tool notes,
  * failures, teardown.
@@ -95,10 +111,11 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
     (k) => new Set(results.measurements.filter((m) => `${m.variant}/${m.measure}` === k).map(pairOf)).size > 1,
   );
   const table = new Table({
-    head: ["variant", "measure", ...(multiPair ? ["pair"] : []), "metric", "n", "mean", "p50", "p95", "p99", "min", "max", "vs baseline", "change", "95% CI of Δmean", "p Welch / rank", "over"],
+    head: ["variant", "measure", ...(multiPair ? ["pair"] : []), "metric", "n", "mean", "p50", "p95", "p99", ...TAIL_HEADS, "min", "max", "vs baseline", "change", "95% CI of Δmean", "p Welch / rank", "over"],
     style: { head: [], border: [], compact: true },
   });
   const measures = [...labels.keys()].sort((a, b) => a - b);
+  let tailDash = false;
   for (const variant of results.variants) {
     const isBaseline = variant.baseline === variant.id;
     for (const measure of measures) {
@@ -109,10 +126,12 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
         const ok = rows.filter((m) => m.status === "ok" && m.summary);
         const head = (suffix = "") => [isBaseline ? `${variant.id} (baseline)` : variant.id, `${labels.get(measure)!}${suffix}`, ...(multiPair ? [pair] : [])];
         if (!ok.length) {
-          if (rows.length) table.push([...head(), "—", "0", { colSpan: 11, content: `all ${rows.length} failed` }]);
+          if (rows.length) table.push([...head(), "—", "0", { colSpan: 11 + TAIL_HEADS.length, content: `all ${rows.length} failed` }]);
           continue;
         }
-        const push = (suffix: string, summary: Summary, cmp: Comparison | undefined) =>
+        const push = (suffix: string, summary: Summary, cmp: Comparison | undefined) => {
+          const tails = tailCells(summary);
+          tailDash ||= tails.includes("—");
           table.push([
             ...head(suffix),
             metricLabel(summary.metric, summary.unit),
@@ -121,6 +140,7 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
             fmt(summary.p50),
             summary.p95 === undefined ? "—" : fmt(summary.p95),
             fmt(summary.p99),
+            ...tails,
             fmt(summary.min),
             fmt(summary.max),
             isBaseline ? "1.00×" : cmp ? ratio(cmp.ratioMean) : "—",
@@ -129,6 +149,7 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
             pOf(cmp),
             overLabel(cmp),
           ]);
+        };
         const withSamples = ok.map((m) => ({ m, samples: samplesOf(m.cell) }));
         const sampled = withSamples.filter((r) => r.samples.length);
         if (sampled.length) {
@@ -163,6 +184,7 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
     }
     lines.push("host pairs compared:", pairs.toString());
   }
+  if (tailDash) lines.push(TAIL_NOTE);
   lines.push(...inferenceFooter([...results.comparisons, ...results.pairComparisons]));
 
   // Notes of the first repetition only: ten copies of "0 retransmits" help nobody; all are in results.json.

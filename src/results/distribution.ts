@@ -15,6 +15,11 @@
  * as resolved by the histogram: HdrHistogram reports the highest value of the bucket holding
  * that sample (conservatively high), and the result is clamped to the exact [min, max].
  *
+ * Tail percentiles: p999 is always reported; p9999 and p99999 only when the count supports them
+ * (n ≥ 10 000, n ≥ 100 000: {@link tailSupported}); with fewer samples their nearest rank is the
+ * maximum. The precision below holds for them as for every percentile (it is per bucket, whatever
+ * the rank).
+ *
  * Precision guarantee for a percentile whose exact value is v:
  *   |reported − v| ≤ max(v / 1024, 0.5 / VALUE_SCALE)
  * i.e. better than 0.1 % relative for every v ≥ 0.512 (any real RTT in µs or throughput in
@@ -22,7 +27,7 @@
  */
 import { build } from "hdr-histogram-js";
 import type { Histogram } from "hdr-histogram-js";
-import { SummarySchema } from "./summary.ts";
+import { SummarySchema, tailSupported } from "./summary.ts";
 import type { Metric, Summary, Unit } from "./summary.ts";
 
 /** Values are recorded in the histogram as integers in units of 1/VALUE_SCALE. */
@@ -44,6 +49,8 @@ const SUMMARY_PERCENTILES = {
   p95: [19, 20],
   p99: [99, 100],
   p999: [999, 1000],
+  p9999: [9999, 10_000],
+  p99999: [99_999, 100_000],
 } as const;
 
 /**
@@ -158,8 +165,9 @@ export class Distribution {
 
   /**
    * The summary: exact count, mean, min, max and sample standard deviation (denominator n − 1;
-   * 0 when count is 1), and histogram percentiles (see the module comment for their definition
-   * and precision). Throws if no sample was recorded.
+   * 0 when count is 1), and histogram percentiles (p99.99 and p99.999 only where the count
+   * supports them; see the module comment for their definition and precision). Throws if no
+   * sample was recorded.
    */
   summary(): Summary {
     const n = this.#count;
@@ -184,6 +192,9 @@ export class Distribution {
       p95: pct(...SUMMARY_PERCENTILES.p95),
       p99: pct(...SUMMARY_PERCENTILES.p99),
       p999: pct(...SUMMARY_PERCENTILES.p999),
+      // Only where the count supports them (tailSupported); p999 is always given, see SummarySchema.
+      ...(tailSupported(n, "p9999") ? { p9999: pct(...SUMMARY_PERCENTILES.p9999) } : {}),
+      ...(tailSupported(n, "p99999") ? { p99999: pct(...SUMMARY_PERCENTILES.p99999) } : {}),
       min: this.#min,
       max: this.#max,
       stddev: n > 1 ? Math.sqrt(this.#m2 / (n - 1)) : 0,

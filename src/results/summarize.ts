@@ -1,6 +1,6 @@
 import type { ToolResult } from "../tools/types.ts";
 import { Distribution } from "./distribution.ts";
-import { SummarySchema, type Summary } from "./summary.ts";
+import { SummarySchema, tailSupported, type Summary } from "./summary.ts";
 
 /**
  * The summary of one tool run: from its samples when it gave them, otherwise from the
@@ -14,7 +14,18 @@ export function summarize(result: ToolResult): Summary | undefined {
   }
   // The result's metric and unit are what the samples would have been in; the tool's copy must not override them.
   const fromTool = SummarySchema.safeParse({ ...result.reported, metric: result.metric, unit: result.unit });
-  return fromTool.success ? fromTool.data : undefined;
+  if (!fromTool.success) return undefined;
+  const { p9999, p99999, ...summary } = fromTool.data;
+  // sockperf prints "percentile 99.990" and "99.999" whatever its count (its parser keeps them as
+  // p99_99 and p99_999); like a Distribution's, they are kept only where the count supports them.
+  const tail = (key: "p9999" | "p99999", own: number | undefined, printedAs: string): number | undefined => {
+    const printed = result.reported?.[printedAs];
+    const v = own ?? (typeof printed === "number" && Number.isFinite(printed) ? printed : undefined);
+    return tailSupported(summary.count, key) ? v : undefined;
+  };
+  const t4 = tail("p9999", p9999, "p99_99");
+  const t5 = tail("p99999", p99999, "p99_999");
+  return { ...summary, ...(t4 === undefined ? {} : { p9999: t4 }), ...(t5 === undefined ? {} : { p99999: t5 }) };
 }
 
 /** Merges sample sets (replicas, repetitions) into one summary: histograms, never averages. */

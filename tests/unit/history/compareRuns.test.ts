@@ -48,6 +48,18 @@ describe("compareRuns", () => {
     expect(fromHistory.ratioMean).toBeCloseTo(fromSamples.ratioMean!, 12);
   });
 
+  it("from the history alone: the merged summaries keep p99.99 where the count supports it, as from the samples", () => {
+    const a = folder("a", () => around(100, 12_000));
+    const b = folder("b", () => around(110, 12_000, 2));
+    const fromSamples = compareRuns(a, b).comparisons[0]!;
+    const fromHistory = compareRuns(historyOnly(a), historyOnly(b)).comparisons[0]!;
+    for (const side of ["baselineSummary", "variantSummary"] as const) {
+      expect(fromHistory[side].p9999).toBeDefined();
+      expect(fromHistory[side].p9999).toBe(fromSamples[side].p9999);
+      expect(fromHistory[side]).not.toHaveProperty("p99999");
+    }
+  });
+
   it("from the history with one run a side: no CI (a bootstrap needs the samples), and it says so", () => {
     const a = folder("a", () => around(100, 40));
     const b = folder("b", () => around(200, 40, 2));

@@ -21,6 +21,9 @@ describe("historyRecords", () => {
     const replica1 = ofVariant.find((s) => s.level === "replica" && s.replica === 1)!;
     expect([replica1.unitMean, replica1.unitP50]).toEqual([expected.mean[0], expected.p50[0]]);
     expect(replica1.n).toBe(80);
+    // 80 samples support no p99.99 / p99.999: stored as null (p999 is always stored).
+    expect([replica1.p9999, replica1.p99999]).toEqual([null, null]);
+    expect(replica1.p999).toBeGreaterThan(0);
     expect(ofVariant.find((s) => s.level === "all")!.n).toBe(160);
     // The run's own comparisons, with their CIs over replicas.
     const cmp = rec.comparisons.filter((k) => k.kind === "variant");

@@ -108,6 +108,44 @@ describe("history store", () => {
     expect((await loadHistory(file)).runs.map((r) => [r.runId, r.gitCommit])).toEqual([["old", null], ["new", "commit-new"]]);
   });
 
+  it("migrates a history written with schema version 2: its summaries keep their figures and gain empty p99.99 / p99.999", async () => {
+    const file = join(tempDir("latlab-hist-"), "history.duckdb");
+    // A version-2 file, made by steps 1 and 2, with a run of 20 000 samples as version 2 stored it.
+    const instance = await DuckDBInstance.create(file);
+    const c = await instance.connect();
+    expect(await migrate(c, file, 2)).toEqual({ from: 0, to: 2 });
+    await c.run(`INSERT INTO runs VALUES ('old', 'hist', 'local', '2026-10-01T00:00:00Z', '2026-10-01T00:01:00Z', 'complete', '0.0.9', 'v22', 'k', '{"ping":"1"}', 'shaping: old', now(), 'abc123', '{"git.commit":"abc123"}')`);
+    await c.run(`INSERT INTO summaries VALUES ('old', 'accelnet=false', 0, 'ping', 'client->server', 'all', NULL, NULL, 'rtt', 'us', 20000, 101.5, 0.4, 100, 101, 102, 102.5, 103, 104, 110, NULL, NULL)`);
+    c.closeSync();
+    instance.closeSync();
+
+    const data = await loadHistory(file);
+    expect(data.runs.map((r) => [r.runId, r.gitCommit])).toEqual([["old", "abc123"]]);
+    expect(data.summaries).toEqual([
+      { runId: "old", variant: "accelnet=false", measure: 0, tool: "ping", pair: "client->server", level: "all", replica: null, repetition: null, metric: "rtt", unit: "us", n: 20000, mean: 101.5, stddev: 0.4, min: 100, p50: 101, p90: 102, p95: 102.5, p99: 103, p999: 104, p9999: null, p99999: null, max: 110, unitMean: null, unitP50: null },
+    ]);
+    expect((await query(file, "SELECT max(version) AS v FROM schema_migrations"))[0]!["v"]).toBe(2);
+
+    // The next write migrates the file; a run of 12 000 samples a cell stores its p99.99, and no p99.999.
+    const big = fakeRun("new", (cell) => around(cell.variant === "accelnet=true" ? 120 : 100, 12_000));
+    await appendRuns(file, [historyRecords(big.results, big.samplesOf)]);
+    expect(await query(file, "SELECT version, description FROM schema_migrations WHERE version = 3")).toEqual([{ version: 3, description: "tail percentiles p99.99 and p99.999 of the summaries" }]);
+    expect(HISTORY_SCHEMA_VERSION).toBe(3);
+    expect(await query(file, "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = 'summaries' AND column_name IN ('p9999', 'p99999') ORDER BY column_name")).toEqual([
+      { column_name: "p9999", data_type: "DOUBLE", is_nullable: "YES" },
+      { column_name: "p99999", data_type: "DOUBLE", is_nullable: "YES" },
+    ]);
+    const after = await loadHistory(file);
+    expect(after.summaries.find((s) => s.runId === "old")).toMatchObject({ n: 20000, p999: 104, p9999: null, p99999: null });
+    const fresh = after.summaries.filter((s) => s.runId === "new");
+    expect(fresh.length).toBeGreaterThan(0);
+    for (const s of fresh) {
+      expect(s.n).toBe(12_000);
+      expect(s.p9999).toBeCloseTo(s.variant === "accelnet=true" ? 121.2 : 101.2, 1);
+      expect(s.p99999).toBeNull();
+    }
+  });
+
   it("refuses a history from a newer latlab, and a file that is not a DuckDB database, naming the file", async () => {
     const dir = tempDir("latlab-hist-");
     const newer = join(dir, "newer.duckdb");

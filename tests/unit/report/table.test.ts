@@ -81,9 +81,10 @@ describe("comparisonTable", () => {
     const plan = buildPlan(defineExperiment({ name: "x", description: "x", axes: { accelnet: [false, true] }, hosts: { server: {}, near: {}, far: {} }, measure: [{ tool: "ping" }] }));
     const value = (c: Cell) => (c.from === "near" ? 100 : 1000) * (c.variant === "accelnet=true" ? (c.from === "near" ? 0.5 : 2) : 1);
     const text = comparisonTable(resultsOf(plan.cells, plan, (c) => n(value(c))), byCell(plan.cells, (c) => n(value(c))));
-    // variant, measure, pair, metric, n, mean, p50, p95, p99, min, max, vs baseline, change, …
-    expect(rowsOf(text, "accelnet=true", "near->server").map((r) => r.slice(11, 13))).toEqual([["0.50×", "-50.0%"]]);
-    expect(rowsOf(text, "accelnet=true", "far->server").map((r) => r.slice(11, 13))).toEqual([["2.00×", "+100.0%"]]);
+    // variant, measure, pair, metric, n, mean, p50, p95, p99, p99.9, p99.99, p99.999, min, max, vs baseline, change, …
+    expect(rowsOf(text, "variant")[0]!.slice(6, 14)).toEqual(["p50", "p95", "p99", "p99.9", "p99.99", "p99.999", "min", "max"]);
+    expect(rowsOf(text, "accelnet=true", "near->server").map((r) => r.slice(14, 16))).toEqual([["0.50×", "-50.0%"]]);
+    expect(rowsOf(text, "accelnet=true", "far->server").map((r) => r.slice(14, 16))).toEqual([["2.00×", "+100.0%"]]);
   });
 
   it("looks the same with one pair per measure", () => {
@@ -91,7 +92,7 @@ describe("comparisonTable", () => {
     const samples = (c: Cell) => n(c.variant === "accelnet=true" ? 50 : 100);
     const text = comparisonTable(resultsOf(plan.cells, plan, samples), byCell(plan.cells, samples));
     expect(rowsOf(text, "variant")[0]!.slice(0, 4)).toEqual(["variant", "measure", "metric", "n"]);
-    expect(rowsOf(text, "accelnet=true", "ping").map((r) => r.slice(10, 12))).toEqual([["0.50×", "-50.0%"]]);
+    expect(rowsOf(text, "accelnet=true", "ping").map((r) => r.slice(13, 15))).toEqual([["0.50×", "-50.0%"]]);
   });
 
   it("prints — for a ratio to a zero baseline", () => {
@@ -100,8 +101,8 @@ describe("comparisonTable", () => {
     const results = resultsOf(plan.cells, plan, samples);
     expect(results.comparisons[0]).not.toHaveProperty("ratioMean");
     const rows = rowsOf(comparisonTable(results, byCell(plan.cells, samples)), "accelnet=true", "ping");
-    expect(rows.map((r) => r.slice(10, 12))).toEqual([["—", "—"]]);
-    expect(rows[0]![12]).toMatch(/^\[/);
+    expect(rows.map((r) => r.slice(13, 15))).toEqual([["—", "—"]]);
+    expect(rows[0]![15]).toMatch(/^\[/);
   });
 
   describe("says what each comparison's CI and p are over", () => {
@@ -109,14 +110,14 @@ describe("comparisonTable", () => {
       buildPlan(defineExperiment({ name: "x", description: "x", axes: { ppg: [false, true] }, hosts: { server: {}, client: {} }, measure: [{ tool: "ping" }], replicas, repetitions }));
     const samples = (c: Cell) => Array.from({ length: 50 }, (_, i) => (c.variant === "ppg=true" ? 80 : 100) + c.replica + c.repetition + (i % 5));
     const tableOf = (p: ReturnType<typeof experiment>) => comparisonTable(resultsOf(p.cells, p, samples), byCell(p.cells, samples));
-    // variant, measure, metric, n, mean, p50, p95, p99, min, max, vs baseline, change, CI, p, over
-    const lastThree = (text: string) => rowsOf(text, "ppg=true", "ping").map((r) => r.slice(12));
+    // variant, measure, metric, n, mean, p50, p95, p99, p99.9, p99.99, p99.999, min, max, vs baseline, change, CI, p, over
+    const lastThree = (text: string) => rowsOf(text, "ppg=true", "ping").map((r) => r.slice(15));
 
     it("replicas: the row names them and the p-values are Welch's and the rank test's over them", () => {
       const p = experiment(3, 2);
       const results = resultsOf(p.cells, p, samples);
       const text = tableOf(p);
-      expect(rowsOf(text, "variant")[0]!.slice(12)).toEqual(["95% CI of Δmean", "p Welch / rank", "over"]);
+      expect(rowsOf(text, "variant")[0]!.slice(15)).toEqual(["95% CI of Δmean", "p Welch / rank", "over"]);
       const [[ci, pv, over]] = lastThree(text) as [[string, string, string]];
       expect(over).toBe("3+3 replicas");
       const d = results.comparisons[0]!.diffMean!;
@@ -147,11 +148,38 @@ describe("comparisonTable", () => {
     const summary = (mean: number): Summary => ({ metric: "rtt", unit: "us", count: 1, mean, p50: mean, p90: mean, p99: mean, p999: mean, min: mean, max: mean, stddev: 0 });
     const results = resultsOf(plan.cells, plan, () => [], (c) => summary(c.repetition ? 300 : 100));
     const text = comparisonTable(results, () => []);
-    // measure, metric, n, mean, p50, p95, p99
-    expect(rowsOf(text, "default (baseline)").map((r) => r.slice(1, 8))).toEqual([
-      ["qperf [rep0]", "rtt µs", "1", "100", "100", "—", "100"],
-      ["qperf [rep1]", "rtt µs", "1", "300", "300", "—", "300"],
+    // measure, metric, n, mean, p50, p95, p99, p99.9, p99.99, p99.999, min, max
+    expect(rowsOf(text, "default (baseline)").map((r) => r.slice(1, 13))).toEqual([
+      ["qperf [rep0]", "rtt µs", "1", "100", "100", "—", "100", "—", "—", "—", "100", "100"],
+      ["qperf [rep1]", "rtt µs", "1", "300", "300", "—", "300", "—", "—", "—", "300", "300"],
     ]);
+  });
+
+  describe("tail percentiles p99.9 / p99.99 / p99.999", () => {
+    const plan = buildPlan(defineExperiment({ name: "x", description: "x", hosts: { server: {}, client: {} }, measure: [{ tool: "ping" }] }));
+    /** n samples: 10 µs but for the 20 largest, 50, 100, …, 1000 µs, so each tail rank shows. */
+    const tail = (count: number) => [...Array.from({ length: count - 20 }, () => 10), ...Array.from({ length: 20 }, (_, i) => 50 * (i + 1))];
+    const tailsOf = (text: string) => rowsOf(text, "default (baseline)").map((r) => r.slice(7, 12)); // p99 … p99.999, min
+    const tableOf = (samples: number[], summary?: Summary) => comparisonTable(resultsOf(plan.cells, plan, () => samples, summary && (() => summary)), () => samples);
+
+    it("each from the count that supports it; '—' below, with a note saying why", () => {
+      // Nearest ranks: n = 999: p99 = rank 990 (550), p99.9 = rank 999 = the maximum (1000): not shown.
+      const below = tableOf(tail(999));
+      expect(tailsOf(below)).toEqual([["550", "—", "—", "—", "10.0"]]);
+      expect(below).toMatch(/p99\.9 \/ p99\.99 \/ p99\.999: "—" with fewer than 1,000 \/ 10,000 \/ 100,000 samples \(the nearest rank would be the maximum\)/);
+      expect(tailsOf(tableOf(tail(1_000)))).toEqual([["500", "950", "—", "—", "10.0"]]);
+      expect(tailsOf(tableOf(tail(10_000)))).toEqual([["10.0", "500", "950", "—", "10.0"]]);
+      const all = tableOf(tail(100_000));
+      expect(tailsOf(all)).toEqual([["10.0", "10.0", "500", "950", "10.0"]]);
+      expect(all).not.toMatch(/with fewer than 1,000/);
+    });
+
+    it("a tool's own summary: shown where present and supported, '—' where absent", () => {
+      const summary: Summary = { metric: "rtt", unit: "us", count: 20_000, mean: 60, p50: 60, p90: 70, p99: 80, p999: 90, p9999: 95, min: 50, max: 99, stddev: 1 };
+      expect(tailsOf(tableOf([], summary))).toEqual([["80.0", "90.0", "95.0", "—", "50.0"]]);
+      // A p99.99 where the count does not support it (a summary from elsewhere) is not shown either.
+      expect(tailsOf(tableOf([], { ...summary, count: 5_000 }))).toEqual([["80.0", "90.0", "—", "—", "50.0"]]);
+    });
   });
 
   it("merges the measurements with samples and lists those without on their own rows", () => {

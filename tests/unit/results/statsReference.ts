@@ -72,3 +72,45 @@ export function expectRel(actual: number, expected: number, rel: number, what: s
   const err = Math.abs(actual - expected);
   expect(err <= rel * Math.abs(expected), `${what}: ${actual} vs ${expected} (rel err ${err / Math.abs(expected)} > ${rel})`).toBe(true);
 }
+
+export interface TailSetReference {
+  count: number;
+  mean: number;
+  min: number;
+  max: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  p9999: number;
+  p99999: number;
+  supported: Record<"p999" | "p9999" | "p99999", boolean>;
+}
+
+/**
+ * tests/fixtures/stats/make_tail_reference.py: nearest-rank tail percentiles (numpy
+ * `inverted_cdf`) of prefixes of one generated sequence ({@link tailSequence}), and which of them
+ * each count supports.
+ */
+export const tailReference = JSON.parse(readFileSync(new URL("tail_reference.json", fixtures), "utf8")) as {
+  command: string;
+  numpy: string;
+  sequence: { seed: number; definition: string; length: number; first: number[]; tenthsSum: number };
+  sets: Record<string, TailSetReference>;
+};
+
+/**
+ * The sequence make_tail_reference.py draws, made the same way (Park–Miller minstd, then a
+ * shifted Pareto at 0.1 µs): only operations IEEE 754 rounds exactly, so the values are
+ * bit-identical to Python's.
+ */
+export function tailSequence(n: number, seed = tailReference.sequence.seed): number[] {
+  const modulus = 2 ** 31 - 1;
+  const out = new Array<number>(n);
+  let state = seed;
+  for (let i = 0; i < n; i++) {
+    state = (state * 48271) % modulus; // < 2^47: exact
+    out[i] = Math.floor((40 + 20 / Math.sqrt(state / modulus)) * 10) / 10;
+  }
+  return out;
+}
