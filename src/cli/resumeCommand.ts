@@ -91,6 +91,13 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
           signal: controller.signal,
           retryFailed: Boolean(opts.retryFailed),
           facts: provenanceFacts(process.cwd()),
+        }).catch(async (error: unknown) => {
+          // Thrown before its run began (nothing left to resume after all): hosts taken over are not left behind.
+          if (reattached) {
+            const down = await reattached.down();
+            if (down.status === "failed") process.stderr.write(`teardown of the re-attached hosts FAILED:\n  ${down.errors.join("\n  ")}\n`);
+          }
+          throw error;
         });
         const samplesOf = (cell: string) => {
           const rel = results.measurements.find((m) => m.cell === cell)?.samplesFile;

@@ -74,8 +74,17 @@ export const cellSlug = (cellId: string) => cellId.replace(/[^A-Za-z0-9._=-]+/g,
 export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.cell.tool)!): Promise<{ measurement: Measurement; samples: number[] }> {
   const { cell } = ctx;
   const started = new Date();
+  const targetAddress = cell.path === "public" ? ctx.server.endpoint.publicAddress : ctx.server.endpoint.privateAddress;
+  const workDir = join(ctx.client.endpoint.workDir, cellSlug(cell.id));
+  const spec = targetAddress ? tool.client({ targetAddress, port: BASE_PORT + cell.measure, workDir, assetsDir: ctx.client.assetsDir }, cell.params) : undefined;
+  // Re-attached only to the very client this cell would start: same files, on the same host.
+  const offered = ctx.reattach;
+  const again =
+    offered && spec?.detached && offered.state.cell === cell.id && offered.state.pidFile === spec.detached.pidFile && offered.state.outputFile === spec.detached.outputFile && offered.state.hostKey === ctx.client.endpoint.hostKey
+      ? offered
+      : undefined;
   // A re-attached cell began when its client was started, by the runner that died.
-  const startedAt = ctx.reattach?.state.startedAt ?? started.toISOString();
+  const startedAt = again?.state.startedAt ?? started.toISOString();
   const slug = cellSlug(cell.id);
   const store = ctx.files ?? new RunFiles(ctx.runDir, { runId: basename(ctx.runDir) });
   const raw: string[] = [];
@@ -108,13 +117,11 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
   const base = { ...cellFields(cell), startedAt };
   const fail = (error: string) => failedCell(cell, error, { startedAt, warnings, raw });
 
-  const targetAddress = cell.path === "public" ? ctx.server.endpoint.publicAddress : ctx.server.endpoint.privateAddress;
-  if (!targetAddress) return fail(`${cell.to} has no ${cell.path} address on this target`);
-  const workDir = join(ctx.client.endpoint.workDir, slug);
-  const spec = tool.client({ targetAddress, port: BASE_PORT + cell.measure, workDir, assetsDir: ctx.client.assetsDir }, cell.params);
+  if (!targetAddress || !spec) return fail(`${cell.to} has no ${cell.path} address on this target`);
+  if (offered && !again) warnings.push(`not re-attached: the client the earlier runner started (${offered.state.outputFile} on ${offered.state.host}) is not this cell's on this host; measured again`);
   try {
     keep("command.txt", `${spec.command}\n`);
-    if (!ctx.reattach) {
+    if (!again) {
       const mk = await execWithTimeout(ctx.client.ssh, `mkdir -p ${shellQuote(workDir)}`, 10, ctx.signal);
       if (mk.exitCode !== 0) return fail(`${cell.from}: cannot create ${workDir}: ${mk.stderr.trim()}`);
     }
@@ -125,7 +132,6 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
     let run;
     if (spec.detached) {
       const localName = spec.detached.outputFile.split("/").pop()!;
-      const again = ctx.reattach;
       let start: { stdout: string; stderr: string };
       let localFile: string;
       let deadline: number;
@@ -150,7 +156,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
         deadline = Date.parse(again.state.deadline);
         continueFrom = { bytes: whole.length };
         warnings.push(
-          `re-attached by latlab resume at ${startedAt} to the client started at ${again.state.startedAt} (its runner died): the ${whole.length} bytes collected before are kept, the rest was collected from the host, where the client kept writing`,
+          `re-attached by latlab resume at ${started.toISOString()} to the client started at ${again.state.startedAt} (its runner died): the ${whole.length} bytes collected before are kept, the rest was collected from the host, where the client kept writing`,
         );
       } else {
         const launched = await execWithTimeout(ctx.client.ssh, spec.command, 30, ctx.signal);
@@ -167,6 +173,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
         const state: DetachedState = {
           cell: cell.id,
           host: `${cell.deployment}/${cell.from}`,
+          hostKey: ctx.client.endpoint.hostKey,
           pidFile: spec.detached.pidFile,
           outputFile: spec.detached.outputFile,
           localName,

@@ -123,8 +123,10 @@ export async function followDetached(options: DetachedOptions): Promise<Detached
     if (signal?.aborted) return outcome("interrupted");
     try {
       await fetchNew();
+      const running = await alive();
+      // A whole poll answered: the failures counted are no longer in a row.
       remoteFailures = 0;
-      if (!(await alive())) {
+      if (!running) {
         await fetchNew(true);
         return outcome("exited");
       }

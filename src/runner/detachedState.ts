@@ -14,6 +14,11 @@ export const DetachedStateSchema = z.object({
   cell: z.string(),
   /** The client's host, `<deployment>/<role>`. */
   host: z.string(),
+  /**
+   * That host's own key, as the runner pinned it: a resume re-attaches only to the very host that
+   * runs the client (not to another bring-up's host of the same name).
+   */
+  hostKey: z.string(),
   pidFile: z.string(),
   outputFile: z.string(),
   /** The local copy of outputFile, in the cell's raw folder. */
@@ -21,7 +26,7 @@ export const DetachedStateSchema = z.object({
   pollSeconds: z.number().positive(),
   startedAt: z.string(),
   /** When the client is stopped if it has not ended by itself. */
-  deadline: z.string(),
+  deadline: z.string().refine((d) => Number.isFinite(Date.parse(d)), "not a date"),
 });
 export type DetachedState = z.infer<typeof DetachedStateSchema>;
 

@@ -175,8 +175,12 @@ function moveInto(from: string, runDir: string, keepEarlier?: { n: number; carri
     for (const entry of readdirSync(src)) {
       const target = join(runDir, sub, entry);
       if (existsSync(target)) {
-        if (sub === "raw" && keepEarlier && !keepEarlier.carried.has(entry)) renameSync(target, `${target}.before-resume-${keepEarlier.n}`);
-        else rmSync(target, { recursive: true, force: true });
+        if (sub === "raw" && keepEarlier && !keepEarlier.carried.has(entry)) {
+          // A number taken already (a resume whose results.json could not be written): never overwritten.
+          let kept = `${target}.before-resume-${keepEarlier.n}`;
+          for (let i = 2; existsSync(kept); i++) kept = `${target}.before-resume-${keepEarlier.n}-${i}`;
+          renameSync(target, kept);
+        } else rmSync(target, { recursive: true, force: true });
       }
       renameSync(join(src, entry), target);
     }
@@ -209,23 +213,32 @@ export interface ResumeOutcome {
 }
 
 /**
- * A resume that died (SIGKILL) left its measurements in RESUME_FOLDER: its finished cells are
- * folded into the run first, so a second resume does not measure them again or lose them.
+ * A resume that died (SIGKILL) left its measurements in RESUME_FOLDER: they are folded into the
+ * run first — its finished cells, so a second resume neither measures them again nor loses them,
+ * and the raw files of every cell it began (a detached client's detached.json and collected copy
+ * among them, for a resume on its hosts to re-attach to), the run's earlier ones kept beside them.
  */
 function salvage(runDir: string, plan: Plan, earlier: Results, log: (m: string) => void): Results {
   const work = join(runDir, RESUME_FOLDER);
-  if (!existsSync(join(work, "results.json"))) return earlier;
-  let dead: Results;
+  if (!existsSync(join(work, "results.json")) && !existsSync(join(work, "raw"))) return earlier;
+  let dead: Results | undefined;
   try {
     dead = ResultsSchema.parse(JSON.parse(readFileSync(join(work, "results.json"), "utf8")));
   } catch {
-    return earlier;
+    dead = undefined;
   }
-  const ok = dead.measurements.filter((m) => m.status === "ok");
-  if (!ok.length) return earlier;
-  moveInto(work, runDir);
-  log(`a resume of this run stopped before it finished: its ${ok.length} measured cell(s) are kept`);
-  return { ...earlier, measurements: [...earlier.measurements.filter((m) => !ok.some((o) => o.cell === m.cell)), ...ok], environment: { ...earlier.environment, facts: { ...earlier.environment.facts, [`resume.${resumesIn(earlier) + 1}`]: `${dead.startedAt}: a resume (run ${dead.runId}) stopped before it finished; ${ok.length} cell(s) it measured are kept` } } };
+  const ok = dead?.measurements.filter((m) => m.status === "ok") ?? [];
+  const begun = existsSync(join(work, "raw")) ? readdirSync(join(work, "raw")).length : 0;
+  if (!ok.length && !begun) return earlier;
+  const n = resumesIn(earlier) + 1;
+  moveInto(work, runDir, { n, carried: new Set() });
+  log(`a resume of this run stopped before it finished: its ${ok.length} measured cell(s) are kept${begun ? `, and the raw files of the ${begun} cell(s) it began` : ""}`);
+  const what = `a resume${dead ? ` (run ${dead.runId})` : ""} stopped before it finished; ${ok.length} cell(s) it measured are kept${begun ? `, and the raw files of the ${begun} cell(s) it began (the run's earlier ones as <cell>.before-resume-${n})` : ""}`;
+  return {
+    ...earlier,
+    measurements: [...earlier.measurements.filter((m) => !ok.some((o) => o.cell === m.cell)), ...ok],
+    environment: { ...earlier.environment, facts: { ...earlier.environment.facts, [`resume.${n}`]: `${dead?.startedAt ?? new Date().toISOString()}: ${what}` } },
+  };
 }
 
 /** Runs what the run did not measure and writes the merged results.json. */

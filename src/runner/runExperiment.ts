@@ -312,12 +312,19 @@ class DeploymentSession {
         if (at >= 0) this.servers.splice(at, 1);
       }
     }
-    const again = this.options.reattach?.cells.get(cell.id);
+    const reattach = this.options.reattach;
+    // Offered only when this very host runs the client the dead runner started (runCell checks the files).
+    const offered = reattach?.cells.get(cell.id);
+    const again = offered?.hostKey === client.hostKey ? offered : undefined;
     if (!this.started.has(key)) {
-      // A re-attached client is connected to the server the dead runner started: it stays.
-      const s = await on(server, "server", () =>
-        startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal, bindAddress, { reuse: again !== undefined }),
-      );
+      // A server a re-attached client is connected to stays, whichever cell of its measure comes first.
+      const serves = (id: string) => {
+        const c = this.options.plan.cells.find((x) => x.id === id);
+        const state = reattach?.cells.get(id);
+        return c !== undefined && c.deployment === cell.deployment && c.to === cell.to && c.measure === cell.measure && c.path === cell.path && state?.hostKey === connections.endpoint(c.from).hostKey;
+      };
+      const reuse = reattach !== undefined && [...reattach.cells.keys()].some(serves);
+      const s = await on(server, "server", () => startServer(serverSsh, server, tool, cell.params, BASE_PORT + cell.measure, serverAssets, signal, bindAddress, { reuse }));
       this.started.set(key, { server: s, generation });
       if (s) this.servers.push({ role: cell.to, server: s });
     }

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { localRunsDir, newRunRecord, ownerAlive, processStartTicks, removeRunRecord, writeRunRecord, type RunRecord } from "./recovery/runRecord.ts";
 import { readSavedEnvironment, saveEnvironment, type SavedEnvironment } from "./recovery/savedEnvironment.ts";
 import { release, tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { Plan } from "../../plan/types.ts";
 import type { ShapingStatus, TeardownReport } from "../../results/schema.ts";
 import type { Environment, HostEndpoint, Target, TargetContext } from "../target.ts";
@@ -78,6 +78,8 @@ export interface LocalTargetOptions {
   keysRoot?: string;
   /** Where the run's crash-safe record goes (default $LATLAB_LOCAL_RUNS or /run/latlab/local-runs: see recovery/runRecord.ts). */
   recordsDir?: string;
+  /** Whether an sshd answers at host:port within ms (default: its banner seen); tests of adopt() pass their own. */
+  sshAnswers?: (host: string, port: number, timeoutMs: number) => Promise<boolean>;
 }
 
 interface Created {
@@ -518,10 +520,29 @@ export class LocalTarget implements Target {
     if (!record.environmentFile || !record.keysDir || !record.tempDir) {
       throw new LocalTargetError(`local target: run ${record.runId}'s runner died before all its hosts were up: nothing whole to re-attach to`);
     }
+    if (record.ended !== null) throw new LocalTargetError(`local target: run ${record.runId}'s own teardown ran (${record.ended}): what is left of its hosts is for \`latlab cleanup\``);
+    // down() will remove what the record names: only what a run of this short name makes, where runs make it.
+    const names0 = runNames(record.runId);
+    const ownDir = (dir: string, roots: string[]) => roots.includes(dirname(dir)) && basename(dir).startsWith(`latlab-${record.short}-`);
+    if (
+      record.short !== names0.short ||
+      record.namespacePrefix !== names0.namespacePrefix ||
+      record.rootLinkPrefix !== names0.rootLinkPrefix ||
+      !ownDir(record.tempDir, [this.options.tempRoot ?? tmpdir()]) ||
+      !ownDir(record.keysDir, [this.options.keysRoot ?? DEFAULT_KEYS_ROOT]) ||
+      dirname(record.environmentFile) !== record.keysDir
+    ) {
+      throw new LocalTargetError(`local target: run ${record.runId}'s record names things no run of that id makes (prefixes, temp or key folders): not taken over`);
+    }
     const saved = readSavedEnvironment(record.environmentFile);
+    if (saved.runId !== record.runId) throw new LocalTargetError(`local target: ${record.environmentFile} is run ${saved.runId}'s, not run ${record.runId}'s`);
     const present = new Set(await this.listNamespaces());
     const missing = saved.hosts.map((h) => String(h.actual.namespace)).filter((ns) => !present.has(ns));
     if (missing.length) throw new LocalTargetError(`local target: run ${record.runId}'s hosts are not all there any more (namespaces gone: ${missing.join(", ")})`);
+    // A host whose sshd died cannot be measured on: better said now than as failed cells.
+    const silent: string[] = [];
+    for (const h of saved.hosts) if (!(await (this.options.sshAnswers ?? sshBannerSeen)(h.ssh.host, h.ssh.port, 2000))) silent.push(`${h.deployment}/${h.role} (${h.ssh.host}:${h.ssh.port})`);
+    if (silent.length) throw new LocalTargetError(`local target: run ${record.runId}'s hosts do not all answer SSH any more: ${silent.join(", ")}`);
     const ticks = processStartTicks(process.pid);
     if (ticks === null) throw new LocalTargetError("local target: cannot read this process's start time from /proc");
     const names: RunNames = { runId: record.runId, short: record.short, namespacePrefix: record.namespacePrefix, rootLinkPrefix: record.rootLinkPrefix };

@@ -130,8 +130,9 @@ describe("failedCell", () => {
     const detached = {
       cell: cell.id,
       host: "d0/client",
-      pidFile: "/tmp/latlab/client/w/probe.pid",
-      outputFile: "/tmp/latlab/client/w/probe.csv",
+      hostKey: endpoint("d0", "client").hostKey,
+      pidFile: `/tmp/latlab/client/${slug}/probe.pid`,
+      outputFile: `/tmp/latlab/client/${slug}/probe.csv`,
       localName: "probe.csv",
       pollSeconds: 0.02,
       startedAt: "2026-11-23T10:00:00.000Z",
@@ -145,10 +146,19 @@ describe("failedCell", () => {
     expect(samples).toEqual([100, 101, 102, 103]);
     expect(measurement.status).toBe("ok");
     expect(measurement.startedAt).toBe("2026-11-23T10:00:00.000Z");
-    expect(measurement.warnings.join("\n")).toMatch(/re-attached by latlab resume at .* to the client started at 2026-11-23T10:00:00.000Z .*the 8 bytes collected before are kept/);
+    expect(measurement.warnings.join("\n")).toMatch(/re-attached by latlab resume at 20\d\d-\S+ to the client started at 2026-11-23T10:00:00.000Z .*the 8 bytes collected before are kept/);
+    expect(measurement.warnings.join("\n")).not.toMatch(/resume at 2026-11-23T10:00:00.000Z/);
     expect(readFileSync(join(c.runDir, "raw", slug, "probe.csv"), "utf8")).toBe("100\n101\n102\n103\n");
     expect(readFileSync(join(c.runDir, "raw", slug, "stdout.txt"), "utf8")).toBe("started\n");
     expect(measurement.raw).toContain(join("raw", slug, "detached.json"));
+
+    // Another host of the same name (a new bring-up: another key) is not the one running that client.
+    const other = fakeSsh("client", clientHost({ csv: "200\n", alive: false, dead: false }));
+    const elsewhere = await runCell({ ...ctx(other.ssh), reattach: { state: { ...detached, hostKey: "ssh-ed25519 AAAAother" }, earlierRawDir } }, probe);
+    expect(other.commands).toContain("start-probe");
+    expect(elsewhere.samples).toEqual([200]);
+    expect(elsewhere.measurement.startedAt).not.toBe("2026-11-23T10:00:00.000Z");
+    expect(elsewhere.measurement.warnings.join("\n")).toMatch(/not re-attached: the client the earlier runner started .* is not this cell's on this host; measured again/);
   });
 
   it("a detached client it starts leaves what a resume needs beside its raw output (detached.json)", async () => {

@@ -135,6 +135,22 @@ describe("latlab resume", () => {
     expect(existsSync(join(runDir, "raw", cellSlug(cut.id), "stdout.txt"))).toBe(true);
   });
 
+  it("a resume that died keeps the raw files of the cells it began (a detached client's copy among them), the run's earlier ones beside them", async () => {
+    const runDir = tempDir("latlab-resume-");
+    await runExperiment({ source: "fake.ts", plan, target: fakeTarget(), runId: "first", runDir, progress: silent, signal: new AbortController().signal, connect: connectExcept(["ppg=true"]) });
+    const cut = cellSlug(plan.cells.find((c) => c.variant === "ppg=true")!.id);
+    mkdirSync(join(runDir, "raw", cut), { recursive: true });
+    writeFileSync(join(runDir, "raw", cut, "probe.csv"), "run\n");
+    // The dead resume had begun the cell (killed before any cell finished: no results.json of its own).
+    mkdirSync(join(runDir, RESUME_FOLDER, "raw", cut), { recursive: true });
+    writeFileSync(join(runDir, RESUME_FOLDER, "raw", cut, "probe.csv"), "dead resume\n");
+    const { results } = await resumeRun({ runDir, resumeRunId: "again", target: fakeTarget(), progress: silent, signal: new AbortController().signal, connect: connectExcept([]) });
+    expect(readFileSync(join(runDir, "raw", `${cut}.before-resume-1`, "probe.csv"), "utf8")).toBe("run\n");
+    expect(readFileSync(join(runDir, "raw", `${cut}.before-resume-2`, "probe.csv"), "utf8")).toBe("dead resume\n");
+    expect(results.environment.facts["resume.1"]).toMatch(/a resume stopped before it finished; 0 cell\(s\) it measured are kept, and the raw files of the 1 cell\(s\) it began/);
+    expect(results.environment.facts["resume.2"]).toMatch(/1 of 1 cell\(s\) not measured before were measured/);
+  });
+
   it("a resume plan holds only the cells left and the deployments they need", () => {
     const left = plan.cells.filter((c) => c.variant === "ppg=true");
     const p = resumePlan(plan, left);

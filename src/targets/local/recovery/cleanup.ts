@@ -184,9 +184,18 @@ export async function cleanupLocal(options: CleanupOptions = {}): Promise<Cleanu
     const entry = { runId: r.runId, short: r.short, pid: r.pid, runDir: r.runDir, items: describe(f) };
     report.runs.push(entry);
     if (options.dryRun) continue;
+    // Read again just before removing: a `latlab resume` may have taken the hosts over since the listing.
+    const now = readRunRecords(recordsDir).records.find((x) => x.short === r.short);
+    if (now && now.pid !== r.pid && ownerAlive(now)) {
+      report.runs.pop();
+      report.live.push({ runId: now.runId, pid: now.pid, runDir: now.runDir });
+      continue;
+    }
     entry.items = await remove(f);
-    // The record goes only when everything it stands for is gone: a failed removal is tried again next time.
-    if (report.errors.length === before) removeRunRecord(r.short, recordsDir);
+    // The record goes only when everything it stands for is gone (a failed removal is tried again
+    // next time), and only when it is still the one judged (not one a resume wrote meanwhile).
+    const last = readRunRecords(recordsDir).records.find((x) => x.short === r.short);
+    if (report.errors.length === before && (!last || last.pid === r.pid)) removeRunRecord(r.short, recordsDir);
   }
 
   const shorts = new Set<string>();

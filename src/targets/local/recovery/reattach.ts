@@ -35,7 +35,9 @@ export async function reattachLocal(
 ): Promise<LocalTarget | null> {
   const recordsDir = options.recordsDir ?? localRunsDir();
   const report = await cleanupLocal({ dryRun: true, recordsDir });
-  const left = report.runs.filter((r) => ofRun(runId, runDir, resumeFolder)(r) && r.items.length);
+  // Hosts are re-attached to only when they are the run's own or a resume's of it — not merely
+  // those of another run that once wrote to the same folder (`--out X --force`).
+  const left = report.runs.filter((r) => (r.runId === runId || r.runDir === `${runDir}/${resumeFolder}`) && r.items.length);
   if (!left.length) return null;
   const cannot = (why: string) =>
     new Error(

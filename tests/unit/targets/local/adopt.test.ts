@@ -3,7 +3,7 @@
  * machine. The real thing — SIGKILL, re-attach, collection — is tests/integration/resume.test.ts.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildPlan, defineExperiment } from "../../../../src/index.ts";
 import type { ExecFn } from "../../../../src/targets/local/exec.ts";
@@ -67,14 +67,16 @@ function deadRun() {
     environmentFile: saveEnvironment(keysDir, "run-dead", environment),
   };
   writeRunRecord(record, records);
-  return { records, record, namespaces, keysDir, tempDirPath };
+  // The roots this run's folders were made in, and sshds that answer.
+  const options = { recordsDir: records, tempRoot: dirname(tempDirPath), keysRoot: dirname(keysDir), sshAnswers: async () => true };
+  return { records, record, namespaces, keysDir, tempDirPath, options };
 }
 
 describe("LocalTarget.adopt", () => {
   it("takes over a dead run's hosts: up() gives their saved endpoints, the record names this process, down() removes them and the record", async () => {
-    const { records, record, namespaces, keysDir, tempDirPath } = deadRun();
+    const { records, record, namespaces, keysDir, tempDirPath, options } = deadRun();
     const m = machine(namespaces);
-    const target = new LocalTarget({ exec: m.exec, recordsDir: records, killGraceMs: 0 });
+    const target = new LocalTarget({ exec: m.exec, ...options, killGraceMs: 0 });
     const logs: string[] = [];
     await target.adopt(record, (l) => logs.push(l));
     expect(logs.join("\n")).toMatch(/re-attached to the 4 hosts run run-dead left up \(its runner, pid 999999999, died\)/);
@@ -94,13 +96,20 @@ describe("LocalTarget.adopt", () => {
   });
 
   it("refuses, saying why, a run whose runner lives, one that died before its hosts were all up, and hosts no longer all there", async () => {
-    const { records, record, namespaces } = deadRun();
+    const { records, record, namespaces, options } = deadRun();
     const m = machine(namespaces);
-    const fresh = () => new LocalTarget({ exec: m.exec, recordsDir: records });
+    const fresh = () => new LocalTarget({ exec: m.exec, ...options });
     await expect(fresh().adopt({ ...record, pid: process.pid, pidStartTicks: newRunRecord("x", runNames("x"), null).pidStartTicks })).rejects.toThrow(/run run-dead's runner \(pid \d+\) is alive/);
     await expect(fresh().adopt({ ...record, environmentFile: null })).rejects.toThrow(/died before all its hosts were up/);
-    const gone = new LocalTarget({ exec: machine(namespaces.slice(1)).exec, recordsDir: records });
+    await expect(fresh().adopt({ ...record, ended: "failed" })).rejects.toThrow(/own teardown ran \(failed\)/);
+    // A record naming what down() must never remove: another prefix, a folder that is no run's.
+    await expect(fresh().adopt({ ...record, namespacePrefix: "ll-" })).rejects.toThrow(/names things no run of that id makes/);
+    await expect(fresh().adopt({ ...record, tempDir: "/home/someone" })).rejects.toThrow(/names things no run of that id makes/);
+    await expect(fresh().adopt({ ...record, runId: "run-other" })).rejects.toThrow(/names things no run of that id makes/);
+    const gone = new LocalTarget({ exec: machine(namespaces.slice(1)).exec, ...options });
     await expect(gone.adopt(record)).rejects.toThrow(new RegExp(`namespaces gone: ${namespaces[0]}`));
+    const silent = new LocalTarget({ exec: m.exec, ...options, sshAnswers: async (host) => host !== "198.18.1.2" });
+    await expect(silent.adopt(record)).rejects.toThrow(/do not all answer SSH any more: ppg=true\/client \(198\.18\.1\.2:22\), ppg=true\/server/);
     // None of these took the record over.
     expect(readRunRecords(records).records[0]!.pid).toBe(999_999_999);
     const target = fresh();

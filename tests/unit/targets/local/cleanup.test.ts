@@ -87,6 +87,24 @@ describe("cleanupLocal", () => {
     expect(readdirSync(tmp).sort()).toEqual(["latlab-history-x4", `latlab-${live.short}-x2`].sort());
   });
 
+  it("leaves hosts alone that a resume took over while cleanup was looking (the record is read again before removing)", async () => {
+    const dir = tempDir("latlab-records-");
+    const tmp = tempDir("latlab-cleanup-tmp-");
+    const dead = runNames("dead-run");
+    writeRunRecord({ ...newRunRecord("dead-run", dead, "/results/dead"), pid: 999_999_99 }, dir);
+    const machine = fakeMachine([`${dead.namespacePrefix}0-client`], [`${dead.rootLinkPrefix}0`]);
+    // While cleanup looks inside the namespaces, `latlab resume` (this process) takes the run over.
+    const exec: ExecFn = async (argv, o) => {
+      if (argv[2] === "pids") writeRunRecord(newRunRecord("dead-run", dead, "/results/dead"), dir);
+      return machine.exec(argv, o);
+    };
+    const report = await cleanupLocal({ exec, recordsDir: dir, tempRoots: [tmp], graceMs: 10 });
+    expect(machine.calls.filter((c) => c.includes(" del "))).toEqual([]);
+    expect(report.runs).toEqual([]);
+    expect(report.live.map((l) => [l.runId, l.pid])).toEqual([["dead-run", process.pid]]);
+    expect(readRunRecords(dir).records.map((r) => r.pid)).toEqual([process.pid]);
+  });
+
   it("never touches a folder a record names outside latlab's run folders, nor a record of another boot or machine", async () => {
     const dir = tempDir("latlab-records-");
     const tmp = tempDir("latlab-cleanup-tmp-");
