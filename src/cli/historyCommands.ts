@@ -13,7 +13,7 @@ import { assess } from "../history/regression.ts";
 import { TREND_METRICS, trend, type TrendMetric } from "../history/trend.ts";
 import { formatHistory, formatRunComparison, formatTrend } from "../report/historyText.ts";
 import { writeReport } from "../report/writeReport.ts";
-import { markdownSummary } from "../report/markdownSummary.ts";
+import { reportMarkdown } from "../report/reportMarkdown.ts";
 import { comparisonTable } from "../report/table.ts";
 import { sanitizeForTerminal } from "../tools/terminalText.ts";
 import { readRunFolder, type RunFolder } from "../results/readRunFolder.ts";
@@ -180,14 +180,15 @@ export function registerHistoryCommands(program: Command, setExitCode: (code: nu
     .command("report")
     .description("make a run's report.html and report.md again (older runs too) and print its summary: the comparison table, or --markdown for a CI summary")
     .argument("<runId|dir>", "a run's results folder, or its id under ./results")
-    .option("--markdown", "print GitHub Markdown (for $GITHUB_STEP_SUMMARY)")
+    .option("--markdown", "print report.md: GitHub Markdown with the verdicts and a Mermaid picture of the placement (for $GITHUB_STEP_SUMMARY)")
     .option("--no-html", "only print; do not write report.html, report.md and charts/")
     .action(async (ref: string, opts: { markdown?: boolean; html: boolean }) => {
       const dir = findRunFolder(ref);
       if (!dir) throw new Error(`"${ref}": no results folder (looked for ${resolve(ref, "results.json")} and ${resolve("results", ref, "results.json")})`);
       const { results, samplesOf } = readRunFolder(dir);
       // results.json may hold tool text from before the parsers cleaned it: made terminal-safe.
-      const text = opts.markdown ? markdownSummary(results, samplesOf) : `${comparisonTable(results, samplesOf)}\n`;
+      // --markdown is report.md: the table, the verdicts and the Mermaid placement, for CI summaries.
+      const text = opts.markdown ? reportMarkdown(results, samplesOf) : `${comparisonTable(results, samplesOf)}\n`;
       process.stdout.write(sanitizeForTerminal(text, { maxLineLength: 100_000 }));
       if (opts.html) {
         const written = await writeReport(dir, results, samplesOf);

@@ -116,5 +116,8 @@ describe("history, trend and compare on real local runs", () => {
     expect(md.stdout).toMatch(/^## ✅ history-bw on local: complete/);
     expect(md.stdout).toMatch(/^\| default \(baseline\) \| iperf3 \| client->server \| throughput Mbit\/s \| 4 \| \d+/m);
     expect(md.stdout).toContain("- teardown: ok");
+    // report.md's content: the verdicts and the placement in Mermaid, as GitHub renders them.
+    expect(md.stdout).toContain("### Verdicts");
+    expect(md.stdout).toContain("```mermaid\nflowchart LR");
   });
 });

@@ -140,6 +140,7 @@ describe("scheduled.yml, rehearsed as ci.yml calls it: the weekly job's exact co
     for (const label of ["Azure login (OpenID Connect)", "Download the previous run's results", "Compare with the previous run"]) expect(byLabel(label).outcome, label).toBe("skipped");
     expect(measure.summary).toMatch(/^## ✅ ppg-vs-zone on azure: complete/m);
     expect(measure.summary).toContain("rehearsal:");
+    expect(measure.summary).toContain("```mermaid");
 
     // The artifact: the results folder, complete, and nothing secret in it.
     const uploaded = join(artifacts, runId, "latlab-ppg-vs-zone");
