@@ -134,4 +134,53 @@ describe("latlab resume (local target, real namespaces)", () => {
     expect(existsSync(join(records, `${short}.json`))).toBe(false);
     expect(latlab("cleanup").stdout).toContain("nothing to clean up");
   }, 900_000);
+
+  it("a resume killed in turn: the next resume re-attaches to the hosts that resume brought up and collects the clients it started, the first run's copies kept beside", async () => {
+    const records = tempDir("latlab-records-");
+    const out = join(tempDir("latlab-reresume-it-"), "run");
+    const env = { ...process.env, CI: "true", LATLAB_LOCAL_RUNS: records };
+    const latlab = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8" });
+    onTestFinished(() => void latlab("cleanup"));
+    /** Runs latlab with `args` and SIGKILLs it once the three clients run detached and a poll copied some probes into `dir`/raw. */
+    const killWhenCollecting = async (args: string[], dir: string) => {
+      const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => void (stderr += d.toString()));
+      const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+      for (;;) {
+        if (await Promise.race([exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 200))])) throw new Error(`latlab ${args[0]} ended before it was killed:\n${stderr}`);
+        const raw = join(dir, "raw");
+        const csvs = existsSync(raw) ? readdirSync(raw).flatMap((d) => readdirSync(join(raw, d)).filter((f) => f.endsWith(".csv")).map((f) => join(raw, d, f))) : [];
+        if (csvs.length === 3 && csvs.every((f) => readFileSync(f, "utf8").split("\n").length > 3)) break;
+      }
+      child.kill("SIGKILL");
+      await new Promise((r) => child.once("close", r));
+      return child.pid!;
+    };
+    await killWhenCollecting(["run", "zone-region-baseline", "--duration", "30", "--out", out, "--no-history"], out);
+    const firstCopies = readdirSync(join(out, "raw")).map((d) => [d, readFileSync(join(out, "raw", d, readdirSync(join(out, "raw", d)).find((f) => f.endsWith(".csv"))!), "utf8")] as const);
+    expect(latlab("cleanup").status).toBe(0);
+    // The first resume brings up new hosts, starts the clients again, and is killed too.
+    const resumePid = await killWhenCollecting(["resume", out, "--no-history"], join(out, ".resume"));
+    const resumeStates = readdirSync(join(out, ".resume", "raw")).map((d) => JSON.parse(readFileSync(join(out, ".resume", "raw", d, "detached.json"), "utf8")) as { cell: string; startedAt: string });
+
+    const second = latlab("resume", out, "--no-history");
+    expect(second.status, second.stdout + second.stderr).toBe(0);
+    expect(second.stderr).toMatch(new RegExp(`re-attached to the \\d+ hosts run \\S+ left up \\(its runner, pid ${resumePid}, died\\)`));
+    const after = ResultsSchema.parse(JSON.parse(readFileSync(join(out, "results.json"), "utf8")));
+    expect(after.status).toBe("complete");
+    expect(after.environment.facts["resume.1"]).toMatch(/a resume \(run \S+\) stopped before it finished; 0 cell\(s\) it measured are kept, and the raw files of the 3 cell\(s\) it began/);
+    expect(after.environment.facts["resume.2"]).toMatch(/on the hosts the run left up, re-attached .*3 detached client\(s\) the run had started were collected/);
+    for (const m of after.measurements) {
+      expect(m.status, m.error).toBe("ok");
+      // The clients the first resume started: collected from their start, their connection never broken.
+      expect(m.startedAt).toBe(resumeStates.find((s) => s.cell === m.cell)!.startedAt);
+      expect(m.reported?.breaks, m.cell).toBe(0);
+      expect(Number(m.reported?.probes), m.cell).toBeGreaterThanOrEqual(27);
+    }
+    // What the first run collected is kept beside, as it was.
+    for (const [dir, csv] of firstCopies) expect(readFileSync(join(out, "raw", `${dir}.before-resume-1`, readdirSync(join(out, "raw", `${dir}.before-resume-1`)).find((f) => f.endsWith(".csv"))!), "utf8")).toBe(csv);
+    expect(existsSync(join(out, ".resume"))).toBe(false);
+    expect(latlab("cleanup").stdout).toContain("nothing to clean up");
+  }, 900_000);
 });
