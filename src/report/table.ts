@@ -213,6 +213,8 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
   }
   if (results.error) lines.push(`run failed: ${results.error}`);
   lines.push(`teardown: ${results.teardown.status}${results.teardown.errors.length ? ` — ${results.teardown.errors.join("; ")}` : ""}`);
+  const line = timingLine(results);
+  if (line) lines.push(line);
   return lines.join("\n");
 }
 
@@ -242,4 +244,16 @@ export function notEmulatedAxes(results: Results): string[] {
     }
   }
   return [...fields].sort();
+}
+
+/** "time: 33.9 s = bring-up 1.8 s + cells 30.1 s + teardown 2.0 s; the tools were asked to measure 20.0 s: 1.69×" (runs that recorded it). */
+export function timingLine(results: Pick<Results, "timing">): string | undefined {
+  const t = results.timing;
+  if (!t) return undefined;
+  const s = (v: number) => `${v.toFixed(1)} s`;
+  const rest = t.totalSeconds - t.bringUpSeconds - t.cellsSeconds - t.teardownSeconds;
+  return (
+    `time: ${s(t.totalSeconds)} = bring-up ${s(t.bringUpSeconds)} + cells ${s(t.cellsSeconds)} + teardown ${s(t.teardownSeconds)}${rest >= 0.05 ? ` + the rest ${s(rest)}` : ""}` +
+    `; the tools were asked to measure ${s(t.measurementSeconds)}${t.overhead !== undefined ? `: ${t.overhead.toFixed(2)}× that` : ""}`
+  );
 }

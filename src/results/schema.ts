@@ -44,6 +44,38 @@ export const HostRecordSchema = ResolvedHostSchema.extend({
 });
 export type HostRecord = z.infer<typeof HostRecordSchema>;
 
+/**
+ * Where a cell's wall time went, in seconds: `setup` (tool version, assets, the server started
+ * or checked), `client` (the client command from start to end, the tool's own start-up and the
+ * runner's polling of a detached client included), `collect` (fetching the files it wrote),
+ * `parse` (parsing, the summary, writing the samples); `measurement` is what the tool was asked to
+ * measure (sockperf -t, ping count × interval…), the floor the others are overhead over.
+ */
+export const CellTimingSchema = z.object({
+  setupSeconds: z.number().nonnegative(),
+  clientSeconds: z.number().nonnegative(),
+  collectSeconds: z.number().nonnegative(),
+  parseSeconds: z.number().nonnegative(),
+  measurementSeconds: z.number().nonnegative(),
+});
+export type CellTiming = z.infer<typeof CellTimingSchema>;
+
+/**
+ * Where the run's wall time went, in seconds: bring-up (target.up), cells (every step of every
+ * deployment: connecting, setup, clients, collection), teardown, total (start to results); and
+ * `measurementSeconds`, the sum over cells of what their tools were asked to measure, with
+ * `overhead` = total ÷ measurement (1.00 would be a run that did nothing but measure).
+ */
+export const RunTimingSchema = z.object({
+  bringUpSeconds: z.number().nonnegative(),
+  cellsSeconds: z.number().nonnegative(),
+  teardownSeconds: z.number().nonnegative(),
+  totalSeconds: z.number().nonnegative(),
+  measurementSeconds: z.number().nonnegative(),
+  overhead: z.number().nonnegative().optional(),
+});
+export type RunTiming = z.infer<typeof RunTimingSchema>;
+
 /** One cell's outcome: the cell it ran (as planned) plus what came of it. */
 export const MeasurementSchema = CellSchema.pick({
   measure: true,
@@ -72,6 +104,8 @@ export const MeasurementSchema = CellSchema.pick({
   raw: z.array(z.string()),
   /** Samples file (one value a line, normalised unit), relative to results.json. */
   samplesFile: z.string().optional(),
+  /** Where the cell's time went (measured cells of runs made since latlab recorded it). */
+  timing: CellTimingSchema.optional(),
 });
 export type Measurement = z.infer<typeof MeasurementSchema>;
 
@@ -199,5 +233,7 @@ export const ResultsSchema = z.object({
   comparisons: z.array(ComparisonSchema),
   pairComparisons: z.array(PairComparisonSchema),
   teardown: TeardownReportSchema,
+  /** Where the run's time went (runs made since latlab recorded it). */
+  timing: RunTimingSchema.optional(),
 });
 export type Results = z.infer<typeof ResultsSchema>;

@@ -74,6 +74,7 @@ export const cellSlug = (cellId: string) => cellId.replace(/[^A-Za-z0-9._=-]+/g,
 export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.cell.tool)!): Promise<{ measurement: Measurement; samples: number[] }> {
   const { cell } = ctx;
   const started = new Date();
+  const setupStarted = performance.now();
   const targetAddress = cell.path === "public" ? ctx.server.endpoint.publicAddress : ctx.server.endpoint.privateAddress;
   const workDir = join(ctx.client.endpoint.workDir, cellSlug(cell.id));
   const spec = targetAddress ? tool.client({ targetAddress, port: BASE_PORT + cell.measure, workDir, assetsDir: ctx.client.assetsDir }, cell.params) : undefined;
@@ -130,6 +131,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
     let clientSsh = ctx.client.ssh;
     let skipFiles = false;
     let run;
+    const clientStarted = performance.now();
     if (spec.detached) {
       const localName = spec.detached.outputFile.split("/").pop()!;
       let start: { stdout: string; stderr: string };
@@ -213,6 +215,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
       if (done.timedOut) return fail(`${cell.tool} on ${cell.from} timed out after ${spec.timeoutSeconds} s`);
       run = done;
     }
+    const clientEnded = performance.now();
     for (const file of spec.files) {
       if (file in files) continue;
       if (skipFiles) {
@@ -230,6 +233,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
         keep(file.split("/").pop()!, got.stdout);
       }
     }
+    const collected = performance.now();
     const output: ClientOutput = { stdout: run.stdout, stderr: run.stderr, exitCode: run.exitCode, files };
     // The server's host dropped its connection while this cell ran (its server runs detached).
     const serverLost = connectionLost(ctx.server.ssh);
@@ -261,6 +265,14 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
         warnings: [...warnings, ...result.warnings],
         raw,
         ...(samplesFile ? { samplesFile } : {}),
+        timing: {
+          // The cell's own setup (its work folder); the runner adds what it spent preparing the cell.
+          setupSeconds: (clientStarted - setupStarted) / 1000,
+          clientSeconds: (clientEnded - clientStarted) / 1000,
+          collectSeconds: (collected - clientEnded) / 1000,
+          parseSeconds: (performance.now() - collected) / 1000,
+          measurementSeconds: tool.measurementSeconds(cell.params),
+        },
       },
       samples: result.samples,
     };

@@ -80,6 +80,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   const { plan, target, runDir, progress, signal } = options;
   const files = options.files ?? new RunFiles(runDir, { runId: options.runId, warn: (m) => progress.log(m) });
   const startedAt = new Date().toISOString();
+  const clock = { start: performance.now(), bringUp: 0, cells: 0, teardown: 0 };
   const sampled: SampledMeasurement[] = [];
   const toolVersions: Record<string, string> = {};
   let environment: Environment | undefined;
@@ -87,7 +88,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   let teardown: TeardownReport = { status: "not-started", errors: [], removed: [] };
   let abortedBeforeTeardown = false;
 
-  const resultsWith = (fields: Pick<Results, "status" | "error" | "measurements" | "comparisons" | "pairComparisons" | "teardown">): Results => ({
+  const resultsWith = (fields: Pick<Results, "status" | "error" | "measurements" | "comparisons" | "pairComparisons" | "teardown" | "timing">): Results => ({
     schemaVersion: 1,
     runId: options.runId,
     experiment: { name: plan.experiment.name, description: plan.experiment.description, source: options.source },
@@ -110,6 +111,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     comparisons: fields.comparisons,
     pairComparisons: fields.pairComparisons,
     teardown: fields.teardown,
+    ...(fields.timing ? { timing: fields.timing } : {}),
   });
   // results.json while the run goes on: a crash keeps every finished cell (see checkpointDue).
   let checkpointed = 0;
@@ -143,7 +145,11 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     // once the hosts are up it says which they are.
     checkpoint(true);
     progress.log(`bringing up ${plan.estimate.hosts} hosts on ${target.name}…`);
-    environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m), signal });
+    const upStarted = performance.now();
+    environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m), signal }).finally(() => {
+      clock.bringUp = (performance.now() - upStarted) / 1000;
+    });
+    const cellsStarted = performance.now();
     checkpoint(true);
     progress.log(environment.shaping.note);
     progress.start(plan.cells.length);
@@ -185,6 +191,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
       }
     } finally {
       for (const s of sessions.values()) await s.close();
+      clock.cells = (performance.now() - cellsStarted) / 1000;
     }
   } catch (error) {
     // Said once, in the final report (comparisonTable's "run failed:"), not here and not per cell.
@@ -196,7 +203,9 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     progress.stop();
     progress.log("tearing down…");
     try {
+      const downStarted = performance.now();
       teardown = await target.down();
+      clock.teardown = (performance.now() - downStarted) / 1000;
     } catch (error) {
       teardown = { status: "failed", errors: [`teardown threw: ${(error as Error).message}`], removed: [] };
     }
@@ -214,7 +223,17 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   // A run that failed without throwing (every deployment unreachable) still says why.
   const error = runError ?? (status === "failed" ? `no cell was measured; first failure: ${sampled.find((s) => s.measurement.error)?.measurement.error ?? "unknown"}` : undefined);
   const byCell = new Map(sampled.map((s) => [s.measurement.cell, s.measurement]));
+  const measurementSeconds = sampled.reduce((sum, s) => sum + (s.measurement.timing?.measurementSeconds ?? 0), 0);
+  const totalSeconds = (performance.now() - clock.start) / 1000;
   const results = resultsWith({
+    timing: {
+      bringUpSeconds: clock.bringUp,
+      cellsSeconds: clock.cells,
+      teardownSeconds: clock.teardown,
+      totalSeconds,
+      measurementSeconds,
+      ...(measurementSeconds > 0 ? { overhead: totalSeconds / measurementSeconds } : {}),
+    },
     status,
     error,
     measurements: plan.cells.map((c) => byCell.get(c.id)!),
@@ -353,20 +372,26 @@ class DeploymentSession {
     for (const group of groups) {
       if (signal.aborted) return;
       const runs: (() => Promise<SampledMeasurement>)[] = [];
+      const setupSeconds: number[] = [];
       for (const cell of group) {
         progress.cellStarted(cellLabel(cell));
+        const t = performance.now();
         try {
           runs.push(await this.prepare(cell));
         } catch (error) {
           const message = (error as Error).message;
           runs.push(async () => failedCell(cell, message));
         }
+        setupSeconds.push((performance.now() - t) / 1000);
       }
       // A group is one cell, or every pair of a measure whose tool wants them at the same time.
       await Promise.all(
         runs.map(async (run, i) => {
           const cell = group[i]!;
           const result = await run().catch((error: Error) => failedCell(cell, error.message));
+          const timing = result.measurement.timing;
+          // What the runner spent preparing the cell (tool version, assets, its server) is the cell's setup too.
+          if (timing) timing.setupSeconds += setupSeconds[i]!;
           this.sampled.push(result);
           progress.cellFinished(cellLabel(cell), result.measurement.status, result.measurement.error);
           this.options.cellFinished();

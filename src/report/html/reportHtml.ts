@@ -4,7 +4,7 @@
  * per comparison, the comparison table, the charts, the placement of every host, and what failed.
  */
 import type { Results } from "../../results/schema.ts";
-import { fmt, notEmulatedAxes, overLabel, unitLabel } from "../table.ts";
+import { fmt, notEmulatedAxes, overLabel, timingLine, unitLabel } from "../table.ts";
 import { verdicts } from "../verdicts.ts";
 import type { MeasureCharts } from "./reportCharts.ts";
 import { renderSvg } from "./renderSvg.ts";
@@ -130,7 +130,7 @@ ${hostsTable(results)}
     .map(([k, v]) => row([td(k), `<td style="white-space:normal">${escapeHtml(v)}</td>`]))
     .join("")}</tbody></table></details>
 <h2>Measurements</h2>
-<p>${results.measurements.length - failed.length} of ${results.measurements.length} cells measured; teardown ${escapeHtml(results.teardown.status)}.</p>
+<p>${results.measurements.length - failed.length} of ${results.measurements.length} cells measured; teardown ${escapeHtml(results.teardown.status)}.${timingLine(results) ? ` ${escapeHtml(timingLine(results)!)}.` : ""}</p>
 ${failed.length ? `<h3>Failed</h3><table><tbody>${failed.map((m) => row([td(m.cell), `<td style="white-space:normal">${escapeHtml(m.error ?? "")}</td>`])).join("")}</tbody></table>` : ""}
 ${warned.length ? `<details><summary>Warnings (${warned.length} cells)</summary><table><tbody>${warned.map((m) => row([td(m.cell), `<td style="white-space:normal">${m.warnings.map(escapeHtml).join("<br>")}</td>`])).join("")}</tbody></table></details>` : ""}
 </body></html>

@@ -40,6 +40,7 @@ const probe = {
     const csv = Object.entries(out.files).find(([k]) => k.endsWith(".csv"))![1];
     return { metric: "rtt", unit: "us", samples: csv.trim().split("\n").map(Number), warnings: [] };
   },
+  measurementSeconds: () => 60,
 } as unknown as ToolModule;
 
 /** The client host: a CSV that grows, a pid alive until `exit`. */

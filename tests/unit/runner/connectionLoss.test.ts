@@ -107,6 +107,7 @@ function spyTool() {
   const tool = {
     name: "spy",
     client: () => ({ command: "spy-client --run", timeoutSeconds: 30, files: [] }),
+    measurementSeconds: () => 1,
     parse: (out: ClientOutput) => {
       parsed.push(out);
       return { metric: "rtt", unit: "us", samples: [100], warnings: [] };

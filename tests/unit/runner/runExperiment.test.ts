@@ -137,6 +137,40 @@ describe("runExperiment: the order cells run in", () => {
   });
 });
 
+describe("runExperiment: where the time went", () => {
+  it("results.json times bring-up, each cell's setup / client / collection / parse, teardown and the total, against what the tools were asked to measure", async () => {
+    const pingOut = readFileSync(join(import.meta.dirname, "../../fixtures/ping/normal.stdout"), "utf8");
+    const target = fakeTarget((d, role) => endpoint(d, role));
+    const up = target.up.bind(target);
+    target.up = async (p, ctx) => {
+      await new Promise((r) => setTimeout(r, 60));
+      return up(p, ctx);
+    };
+    const down = target.down.bind(target);
+    target.down = async () => {
+      await new Promise((r) => setTimeout(r, 40));
+      return down();
+    };
+    const connect: Connect = async (h) => fakeSsh(h.role, (cmd) => (/\bping\b.*-c/.test(cmd) ? { stdout: pingOut } : { stdout: "ping from iputils 20240117" })).ssh;
+    const { results } = await run(target, connect);
+    expect(results.status).toBe("complete");
+    for (const m of results.measurements) {
+      expect(m.timing, m.cell).toBeDefined();
+      const t = m.timing!;
+      expect(t.measurementSeconds).toBeCloseTo(0.3, 9); // ping: 3 × 0.1 s
+      for (const v of [t.setupSeconds, t.clientSeconds, t.collectSeconds, t.parseSeconds]) expect(v).toBeGreaterThanOrEqual(0);
+      // The cells' wall time holds this cell's parts (a little slack for rounding).
+      expect(t.setupSeconds + t.clientSeconds + t.collectSeconds + t.parseSeconds).toBeLessThanOrEqual(results.timing!.cellsSeconds + 0.002);
+    }
+    const r = results.timing!;
+    expect(r.bringUpSeconds).toBeGreaterThanOrEqual(0.055);
+    expect(r.teardownSeconds).toBeGreaterThanOrEqual(0.035);
+    expect(r.totalSeconds).toBeGreaterThanOrEqual(r.bringUpSeconds + r.cellsSeconds + r.teardownSeconds);
+    expect(r.measurementSeconds).toBeCloseTo(0.6, 9);
+    expect(r.overhead).toBeCloseTo(r.totalSeconds / 0.6, 9);
+  });
+});
+
 describe("runExperiment: Ctrl-C during teardown", () => {
   it("a run whose every cell was measured stays complete when Ctrl-C arrives while it tears down", async () => {
     const pingOut = readFileSync(join(import.meta.dirname, "../../fixtures/ping/normal.stdout"), "utf8");
