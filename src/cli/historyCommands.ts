@@ -16,7 +16,7 @@ import { writeReport } from "../report/writeReport.ts";
 import { reportMarkdown } from "../report/reportMarkdown.ts";
 import { comparisonTable } from "../report/table.ts";
 import { sanitizeForTerminal } from "../tools/terminalText.ts";
-import { readRunFolder, type RunFolder } from "../results/readRunFolder.ts";
+import { memoizeSamples, readRunFolder, type RunFolder } from "../results/readRunFolder.ts";
 
 /** `latlab compare --fail-on-regression`'s exit code when a regression over replicas was found (1 stays "error"). */
 export const REGRESSION_EXIT_CODE = 3;
@@ -185,7 +185,9 @@ export function registerHistoryCommands(program: Command, setExitCode: (code: nu
     .action(async (ref: string, opts: { markdown?: boolean; html: boolean }) => {
       const dir = findRunFolder(ref);
       if (!dir) throw new Error(`"${ref}": no results folder (looked for ${resolve(ref, "results.json")} and ${resolve("results", ref, "results.json")})`);
-      const { results, samplesOf } = readRunFolder(dir);
+      const folder = readRunFolder(dir);
+      const { results } = folder;
+      const samplesOf = memoizeSamples(folder.samplesOf);
       // results.json may hold tool text from before the parsers cleaned it: made terminal-safe.
       // --markdown is report.md: the table, the verdicts and the Mermaid placement, for CI summaries.
       const text = opts.markdown ? reportMarkdown(results, samplesOf) : `${comparisonTable(results, samplesOf)}\n`;

@@ -22,6 +22,7 @@ import { ignoreHangupWriteErrors } from "./hangup.ts";
 import { sanitizeForTerminal } from "../tools/terminalText.ts";
 import { recordRun, registerHistoryCommands } from "./historyCommands.ts";
 import { writeReport } from "../report/writeReport.ts";
+import { memoizeSamples } from "../results/readRunFolder.ts";
 import { registerResumeCommand } from "./resumeCommand.ts";
 import { historyFile } from "../history/historyStore.ts";
 import { provenanceFacts } from "./provenance.ts";
@@ -296,7 +297,9 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
         const files = new RunFiles(runDir, { runId, warn: say });
         const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal, facts, files });
         // The table quotes failed cells' errors and tools' notes: terminal-safe, wide lines kept.
-        process.stdout.write(`\n${sanitizeForTerminal(comparisonTable(results, readSamples(files, results)), { maxLineLength: 100_000 })}\n`);
+        // Read once, for the table and the report: a cell may hold millions of samples.
+        const samplesOf = memoizeSamples(readSamples(files, results));
+        process.stdout.write(`\n${sanitizeForTerminal(comparisonTable(results, samplesOf), { maxLineLength: 100_000 })}\n`);
         for (const line of files.summary()) process.stdout.write(`${line}\n`);
         const resultsFile = files.resultsFile;
         const elsewhere = resultsFile && resultsFile !== files.inRunFolder("results.json");
@@ -314,7 +317,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
             .catch((error: Error) => process.stderr.write(`history: not recorded in ${file}: ${error.message}\n  (the results are in ${resultsDir}; \`latlab history add ${resultsDir}\` records them later)\n`));
         }
         // Last: the page to open.
-        if (resultsFile) process.stdout.write(`${await reportLine(dirname(resultsFile), results, readSamples(files, results))}\n`);
+        if (resultsFile) process.stdout.write(`${await reportLine(dirname(resultsFile), results, samplesOf)}\n`);
       } finally {
         for (const s of STOP_SIGNALS) process.off(s, onSignal);
         folder?.release();

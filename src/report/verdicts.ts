@@ -4,7 +4,7 @@
  * difference; a CI over one deployment a side says the hosts drawn may explain it. Pure.
  */
 import type { Comparison, Results } from "../results/schema.ts";
-import { fmt, measureLabels, unitLabel } from "./table.ts";
+import { fmt, measureLabels, notEmulatedAxes, unitLabel } from "./table.ts";
 
 export interface Verdict {
   variant: string;
@@ -34,29 +34,84 @@ function overWords(c: Comparison): string {
   return "over sample blocks of one deployment a side (the hosts drawn may explain it; no p-value)";
 }
 
-export function verdictOf(results: Pick<Results, "variants" | "measurements">, c: Comparison, labels = measureLabels(results.measurements), multiPair = false): Verdict {
+/**
+ * The %-change that goes with Δ: over the same units. Over replicas or repetitions Δ is the
+ * difference of the unit means (each unit weighs the same), so the % is Δ over the mean of the
+ * baseline's unit means, not the merged samples' %-change (replicas of unequal size would make the
+ * two disagree, even in sign).
+ */
+function pctOf(c: Comparison): number | undefined {
+  const d = c.diffMean;
+  const units = c.inference.unitStatistics?.baseline.mean;
+  if (d && units?.length) {
+    const base = units.reduce((a, b) => a + b, 0) / units.length;
+    return base !== 0 ? (100 * d.estimate) / base : undefined;
+  }
+  return c.pctChangeMean;
+}
+
+/** Welch's p as the tables print it: an underflow is "<1e-15", not a false 0. */
+export const formatP = (p: number) => (p < 1e-15 ? "<1e-15" : p < 0.001 ? p.toExponential(1) : p.toFixed(3));
+
+export interface VerdictContext {
+  /** Axes the target does not emulate (table.ts notEmulatedAxes). */
+  notEmulated?: readonly string[];
+  /** The target could not shape latency (no netem): differences are this machine's. */
+  latencyUnshaped?: boolean;
+  /** Name the variant and baseline too: two comparisons would otherwise read the same. */
+  nameVariants?: boolean;
+}
+
+export function verdictOf(results: Pick<Results, "variants" | "measurements">, c: Comparison, labels = measureLabels(results.measurements), multiPair = false, context: VerdictContext = {}): Verdict {
   const u = unitLabel(c.unit);
   const what = `${labels.get(c.measure) ?? c.tool} ${c.metric} (mean)${multiPair ? ` ${c.pair}` : ""}`;
-  const head = `${changeLabel(results, c.variant, c.baseline)}: ${what}`;
+  const change = changeLabel(results, c.variant, c.baseline);
+  const head = `${change}${context.nameVariants ? ` (${c.variant} vs ${c.baseline})` : ""}: ${what}`;
+  // Said with any finding on a target where it cannot be the cloud's.
+  const v = results.variants.find((x) => x.id === c.variant)?.axes ?? {};
+  const b = results.variants.find((x) => x.id === c.baseline)?.axes ?? {};
+  const unemulated = (context.notEmulated ?? []).filter((k) => JSON.stringify(v[k]) !== JSON.stringify(b[k]));
+  const caveat = unemulated.length
+    ? ` ${unemulated.join(", ")} is not emulated on this target: this difference is noise here, not a finding.`
+    : context.latencyUnshaped
+      ? " Latency was not shaped on this target (no netem): the difference is this machine's, not the cloud's."
+      : "";
   const base = { variant: c.variant, baseline: c.baseline, measure: c.measure, pair: c.pair };
   const d = c.diffMean;
   if (!d) {
     return { ...base, finding: "no CI", text: `${head}: ${fmt(c.baselineSummary.mean)} → ${fmt(c.variantSummary.mean)} ${u}; no confidence interval (too few samples or units a side), so no finding.` };
   }
-  const pct = c.pctChangeMean === undefined ? "" : ` (${signed(c.pctChangeMean)} %)`;
+  const pctValue = pctOf(c);
+  const pct = pctValue === undefined ? "" : ` (${signed(pctValue)} %)`;
   const ci = `95 % CI [${fmt(d.ci95[0])}, ${fmt(d.ci95[1])}] ${u}`;
-  const p = d.welch ? `, Welch p = ${d.welch.p < 0.001 ? d.welch.p.toExponential(1) : d.welch.p.toFixed(3)}` : "";
+  const p = d.welch ? `, Welch p = ${formatP(d.welch.p)}` : "";
   if (d.ci95[0] <= 0 && d.ci95[1] >= 0) {
     return { ...base, finding: "no clear difference", text: `${head}: no clear difference — Δ ${signed(d.estimate)} ${u}${pct}, ${ci} includes 0, ${overWords(c)}${p}.` };
   }
   const finding = d.estimate < 0 ? "lower" : "higher";
-  return { ...base, finding, text: `${head}: ${finding} by ${fmt(Math.abs(d.estimate))} ${u}${pct}, ${ci}, ${overWords(c)}${p}.` };
+  return { ...base, finding, text: `${head}: ${finding} by ${fmt(Math.abs(d.estimate))} ${u}${pct}, ${ci}, ${overWords(c)}${p}.${caveat}` };
+}
+
+/** Whether two comparisons of one measure and pair would read the same by their changed axes alone. */
+export function changeLabelsClash(results: Pick<Results, "variants" | "comparisons">): boolean {
+  const seen = new Set<string>();
+  for (const c of results.comparisons) {
+    const key = `${c.measure}|${c.pair}|${changeLabel(results, c.variant, c.baseline)}`;
+    if (seen.has(key)) return true;
+    seen.add(key);
+  }
+  return false;
 }
 
 /** Every comparison's verdict, in the results' order. */
-export function verdicts(results: Pick<Results, "variants" | "measurements" | "comparisons">): Verdict[] {
+export function verdicts(results: Pick<Results, "variants" | "measurements" | "comparisons" | "environment" | "target">): Verdict[] {
   const labels = measureLabels(results.measurements);
   const pairsOf = new Map<number, Set<string>>();
   for (const c of results.comparisons) pairsOf.set(c.measure, (pairsOf.get(c.measure) ?? new Set()).add(c.pair));
-  return results.comparisons.map((c) => verdictOf(results, c, labels, (pairsOf.get(c.measure)?.size ?? 0) > 1));
+  const context: VerdictContext = {
+    notEmulated: notEmulatedAxes(results as Results),
+    latencyUnshaped: results.environment.shaping.latency === "unavailable",
+    nameVariants: changeLabelsClash(results),
+  };
+  return results.comparisons.map((c) => verdictOf(results, c, labels, (pairsOf.get(c.measure)?.size ?? 0) > 1, context));
 }

@@ -3,7 +3,7 @@
  * each chart's Vega-Lite specification under charts/ for users to restyle. Called at the end of
  * every run and by `latlab report <run>` (older runs too).
  */
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Results } from "../results/schema.ts";
 import { reportCharts } from "./html/reportCharts.ts";
@@ -22,8 +22,13 @@ export interface WrittenReport {
 /** Whole files only: a report cut off by a crash is never left looking finished. */
 function writeWhole(file: string, text: string): void {
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, file);
+  try {
+    writeFileSync(tmp, text);
+    renameSync(tmp, file);
+  } catch (error) {
+    rmSync(tmp, { force: true });
+    throw error;
+  }
 }
 
 export async function writeReport(dir: string, results: Results, samplesOf: (cell: string) => number[]): Promise<WrittenReport> {
@@ -36,6 +41,8 @@ export async function writeReport(dir: string, results: Results, samplesOf: (cel
   };
   const charts = reportCharts(results, samples);
   mkdirSync(join(dir, CHARTS_FOLDER), { recursive: true });
+  // Specs of an earlier report whose charts this one no longer has are not left to mislead.
+  for (const old of readdirSync(join(dir, CHARTS_FOLDER))) if (old.endsWith(".vl.json")) rmSync(join(dir, CHARTS_FOLDER, old), { force: true });
   const specs: string[] = [];
   for (const chart of charts.flatMap((g) => g.charts)) {
     const file = join(dir, CHARTS_FOLDER, `${chart.id}.vl.json`);

@@ -35,3 +35,13 @@ export function readRunFolder(path: string): RunFolder {
   };
   return { dir, results, samplesOf };
 }
+
+/** A samples reader that reads each cell once (a cell may hold millions of samples, and the table and the report both want them). */
+export function memoizeSamples(read: (cell: string) => number[]): (cell: string) => number[] {
+  const cache = new Map<string, number[]>();
+  return (cell) => {
+    let s = cache.get(cell);
+    if (!s) cache.set(cell, (s = read(cell)));
+    return s;
+  };
+}

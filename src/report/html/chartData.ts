@@ -19,7 +19,8 @@ const nines = (q: number, n: number) => (q >= 1 ? Math.log10(n) + 0.3 : -Math.lo
 export function quantileOfSorted(sorted: ArrayLike<number>, q: number): number {
   const n = sorted.length;
   if (!n) throw new RangeError("quantileOfSorted: no samples");
-  const rank = Math.min(n, Math.max(1, Math.ceil(q * n)));
+  // q·n in floating point can land a hair above a whole rank (0.28 × 25 = 7.000000000000001).
+  const rank = Math.min(n, Math.max(1, Math.ceil(Math.round(q * n * 1e9) / 1e9)));
   return sorted[rank - 1]!;
 }
 

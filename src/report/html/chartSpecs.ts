@@ -17,7 +17,16 @@ export interface ChartSpec {
   spec: TopLevelSpec;
 }
 
-const axisTitle = (metric: string, unit: string) => `${metric} (${unit === "us" ? "µs" : unit})`;
+const axisTitle = (metric: string, unit: string) => (metric === unit ? metric : `${metric} (${unit === "us" ? "µs" : unit})`);
+
+/** Series colours and legend: 20 colours past 10 series, every entry listed. */
+const seriesColor = (count: number) => ({
+  field: "series",
+  type: "nominal" as const,
+  title: null,
+  legend: { labelLimit: 320, symbolLimit: 0 },
+  ...(count > 10 ? { scale: { scheme: "category20" } } : {}),
+});
 
 export function cdfSpec(
   id: string,
@@ -37,11 +46,11 @@ export function cdfSpec(
     scale: { domain: [0, Math.ceil(maxNines)] },
     axis: { values: ticks, labelExpr: `[${NINES_LABELS.map((l) => `'${l}'`).join(",")}][datum.value]` },
   };
-  const color = { field: "series", type: "nominal" as const, title: null, legend: { labelLimit: 320 } };
+  const color = seriesColor(series.length);
   return {
     id,
     title,
-    caption: `Distribution of every sample, per series: the value (log scale) below which a share of the samples lies, on a scale that opens up the tail (p90, p99, p99.9…). Drawn from quantiles (every 0.5 % to p99, 20 a decade beyond, and the maximum); marked percentiles only where the count supports them.`,
+    caption: `Distribution of every sample, per series: the value${positive ? " (log scale)" : ""} below which a share of the samples lies, on a scale that opens up the tail (p90, p99, p99.9…). Drawn from quantiles (every 0.5 % to p99, 20 a decade beyond, and the maximum); marked percentiles only where the count supports them.`,
     spec: {
       $schema: "https://vega.github.io/schema/vega-lite/v6.json",
       width: WIDTH,
@@ -67,7 +76,9 @@ export function boxSpec(id: string, title: string, metric: string, unit: string,
   // Whiskers reach the maximum, often far out: a log scale keeps the boxes readable.
   const positive = boxes.every((b) => b.min > 0);
   const y = (field: string) => ({ field, type: "quantitative" as const, title: axisTitle(metric, unit), scale: positive ? { type: "log" as const } : { zero: false } });
-  const color = { field: "series", type: "nominal" as const, title: null, legend: { labelLimit: 320 } };
+  const color = seriesColor(new Set(boxes.map((b) => b.series)).size);
+  // Boxes narrow as they grow in number, never overlapping.
+  const barSize = Math.max(2, Math.min(14, Math.floor((0.6 * WIDTH) / Math.max(1, boxes.length))));
   return {
     id,
     title,
@@ -79,8 +90,8 @@ export function boxSpec(id: string, title: string, metric: string, unit: string,
       data: { values: boxes },
       layer: [
         { mark: { type: "rule" }, encoding: { x, y: y("min"), y2: { field: "max" }, color } },
-        { mark: { type: "bar", size: 14 }, encoding: { x, y: y("q1"), y2: { field: "q3" }, color, tooltip: [{ field: "group" }, { field: "count" }, { field: "q1" }, { field: "median" }, { field: "q3" }] } },
-        { mark: { type: "tick", color: "black", size: 16 }, encoding: { x, y: y("median") } },
+        { mark: { type: "bar", size: barSize }, encoding: { x, y: y("q1"), y2: { field: "q3" }, color, tooltip: [{ field: "group" }, { field: "count" }, { field: "q1" }, { field: "median" }, { field: "q3" }] } },
+        { mark: { type: "tick", color: "black", size: barSize + 2 }, encoding: { x, y: y("median") } },
       ],
     } as TopLevelSpec,
   };
@@ -100,7 +111,7 @@ export function timeSpec(id: string, title: string, metric: string, unit: string
       encoding: {
         x: { field: "t", type: "quantitative", title: xTitle },
         y: { field: "mean", type: "quantitative", title: `${axisTitle(metric, unit)}, window mean`, scale: { zero: false } },
-        color: { field: "series", type: "nominal", title: null, legend: { labelLimit: 320 } },
+        color: seriesColor(lines.length),
         tooltip: [{ field: "series" }, { field: "t", format: ".1f" }, { field: "mean", format: ".1f" }, { field: "count" }],
       },
     } as TopLevelSpec,

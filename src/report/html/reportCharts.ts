@@ -7,7 +7,7 @@ import type { Measurement, Results } from "../../results/schema.ts";
 import { measureLabels, pairOf } from "../table.ts";
 import { cdfPoints, fiveNumbers, percentileMarks, sortedCopy, windowSeries } from "./chartData.ts";
 import { boxSpec, cdfSpec, deltaSpec, pairMatrixSpec, timeSpec, type ChartSpec } from "./chartSpecs.ts";
-import { changeLabel } from "../verdicts.ts";
+import { changeLabel, changeLabelsClash } from "../verdicts.ts";
 
 /** Lines a time-series chart shows at most (the first cells in run order; the caption says how many were left out). */
 export const MAX_TIME_LINES = 24;
@@ -40,6 +40,9 @@ export function reportCharts(results: Results, samplesOf: (cell: string) => numb
     const { metric, unit } = ok[0]!.summary!;
     const multiPair = new Set(ok.map(pairOf)).size > 1;
     const seriesOf = (m: Measurement) => (multiPair ? `${m.variant} ${pairOf(m)}` : m.variant);
+    // Repetitions numbered wherever an experiment has them (rep0 too), replicas always.
+    const repeated = ok.some((m) => m.repetition > 0);
+    const unitOf = (m: Measurement) => `${seriesOf(m)} r${m.replica}${repeated ? ` rep${m.repetition}` : ""}`;
     const samples = new Map(ok.map((m) => [m.cell, samplesOf(m.cell)]));
     const charts: ChartSpec[] = [];
     const id = (kind: string) => `m${measure}-${slug(label)}-${kind}`;
@@ -61,18 +64,20 @@ export function reportCharts(results: Results, samplesOf: (cell: string) => numb
         .filter((m) => samples.get(m.cell)!.length)
         .map((m) => ({
           series: seriesOf(m),
-          group: `${seriesOf(m)} r${m.replica}${m.repetition ? ` rep${m.repetition}` : ""}`,
+          group: unitOf(m),
           ...fiveNumbers(sortedCopy(samples.get(m.cell)!)),
         }));
       charts.push(boxSpec(id("box"), `${label}: per variant and replica`, metric, unit, boxes));
       // Over time, cell by cell.
       const timed = ok.filter((m) => samples.get(m.cell)!.length >= 2);
-      const duration = (m: Measurement) => (Date.parse(m.finishedAt) - Date.parse(m.startedAt)) / 1000;
+      // The samples span what the tool was asked to measure, not the cell's setup and collection
+      // (nor, for a re-attached cell, the time no runner was there).
+      const duration = (m: Measurement) => m.timing?.measurementSeconds || (Date.parse(m.finishedAt) - Date.parse(m.startedAt)) / 1000;
       // Without a cell's times (a results.json made by hand), the axis is the sample's number instead.
       const timesKnown = timed.every((m) => Number.isFinite(duration(m)) && duration(m) > 0);
       const lines = timed.slice(0, MAX_TIME_LINES).map((m) => {
         const n = samples.get(m.cell)!.length;
-        return { series: `${seriesOf(m)} r${m.replica}${m.repetition ? ` rep${m.repetition}` : ""}`, points: windowSeries(samples.get(m.cell)!, timesKnown ? duration(m) : n) };
+        return { series: unitOf(m), points: windowSeries(samples.get(m.cell)!, timesKnown ? duration(m) : n) };
       });
       if (lines.length) {
         const left = timed.length - lines.length;
@@ -90,10 +95,11 @@ export function reportCharts(results: Results, samplesOf: (cell: string) => numb
       }
     }
     // Δ with its CI.
+    const nameVariants = changeLabelsClash(results);
     const deltas = results.comparisons
       .filter((c) => c.measure === measure && c.diffMean)
       .map((c) => ({
-        label: `${changeLabel(results, c.variant, c.baseline)}${multiPair ? ` ${c.pair}` : ""}`,
+        label: `${changeLabel(results, c.variant, c.baseline)}${nameVariants ? ` (${c.variant})` : ""}${multiPair ? ` ${c.pair}` : ""}`,
         estimate: c.diffMean!.estimate,
         lo: c.diffMean!.ci95[0],
         hi: c.diffMean!.ci95[1],

@@ -5,7 +5,7 @@
  */
 import type { Results } from "../../results/schema.ts";
 import { fmt, notEmulatedAxes, overLabel, timingLine, unitLabel } from "../table.ts";
-import { verdicts } from "../verdicts.ts";
+import { formatP, verdicts } from "../verdicts.ts";
 import type { MeasureCharts } from "./reportCharts.ts";
 import { renderSvg } from "./renderSvg.ts";
 import { topologyHtml } from "./topology.ts";
@@ -77,7 +77,7 @@ function comparisonTableHtml(results: Results, labels: Map<number, string>): str
       td(fmt(c.variantSummary.mean), true),
       td(c.ratioMean === undefined ? "—" : `${c.ratioMean.toFixed(2)}×`, true),
       td(c.diffMean ? `${fmt(c.diffMean.estimate)} [${fmt(c.diffMean.ci95[0])}, ${fmt(c.diffMean.ci95[1])}]` : "—", true),
-      td(c.diffMean?.welch ? (c.diffMean.welch.p < 0.001 ? c.diffMean.welch.p.toExponential(1) : c.diffMean.welch.p.toFixed(3)) : "—", true),
+      td(c.diffMean?.welch ? formatP(c.diffMean.welch.p) : "—", true),
       td(overLabel(c)),
     ]),
   );

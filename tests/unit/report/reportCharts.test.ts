@@ -10,6 +10,8 @@ describe("chart data", () => {
     // numpy 2.4.6: numpy.quantile([1,2,3,4,5], [0, .2, .21, .5, .8, .81, 1], method="inverted_cdf") = [1, 1, 2, 3, 4, 5, 5]
     expect([0, 0.2, 0.21, 0.5, 0.8, 0.81, 1].map((q) => quantileOfSorted(sorted, q))).toEqual([1, 1, 2, 3, 4, 5, 5]);
     expect(() => quantileOfSorted(new Float64Array(0), 0.5)).toThrow(/no samples/);
+    // 0.28 × 25 is 7.000000000000001 in floating point: still the 7th value.
+    expect(quantileOfSorted(sortedCopy(Array.from({ length: 25 }, (_, i) => i + 1)), 0.28)).toBe(7);
   });
 
   it("a CDF keeps the tail and the maximum, with quantiles only as deep as the count reaches, whatever the count", () => {

@@ -45,6 +45,36 @@ describe("verdicts", () => {
     expect(v[3]!.text).toMatch(/over sample blocks of one deployment a side \(the hosts drawn may explain it; no p-value\)/);
   });
 
+  it("the % goes with Δ over the same units (unit means, not the merged samples), and a tiny p is '<1e-15'", () => {
+    const c = withDiff(base, -30, [-40, -20]);
+    const units = { ...c.inference, unitStatistics: { baseline: { mean: [100, 200], p50: [100, 200] }, candidate: { mean: [90, 150], p50: [90, 150] } } };
+    // Merged samples said +35 %: the sentence's % is Δ over the baseline's unit means, (−30 / 150).
+    const [v] = verdicts({ ...run.results, comparisons: [{ ...c, pctChangeMean: 35.3, inference: units, diffMean: { ...c.diffMean!, welch: { t: -50, df: 4, p: 1e-300 } } }] });
+    expect(v!.text).toContain("lower by 30.0 µs (-20.0 %)");
+    expect(v!.text).toContain("Welch p = <1e-15");
+  });
+
+  it("names the variants when two comparisons would read the same, and says when the difference cannot be the cloud's", () => {
+    const variants = [
+      { id: "accelnet=false,size=a", axes: { accelnet: false, size: "a" }, baseline: "accelnet=false,size=a", hosts: [] },
+      { id: "accelnet=true,size=a", axes: { accelnet: true, size: "a" }, baseline: "accelnet=false,size=a", hosts: [] },
+      { id: "accelnet=false,size=b", axes: { accelnet: false, size: "b" }, baseline: "accelnet=false,size=b", hosts: [] },
+      { id: "accelnet=true,size=b", axes: { accelnet: true, size: "b" }, baseline: "accelnet=false,size=b", hosts: [] },
+    ];
+    const comparisons = [
+      { ...withDiff(base, -3, [-5, -1]), variant: "accelnet=true,size=a", baseline: "accelnet=false,size=a" },
+      { ...withDiff(base, 3, [1, 5]), variant: "accelnet=true,size=b", baseline: "accelnet=false,size=b" },
+    ];
+    const v = verdicts({ ...run.results, variants, comparisons });
+    expect(v[0]!.text).toMatch(/^accelnet false → true \(accelnet=true,size=a vs accelnet=false,size=a\): /);
+    expect(v[1]!.text).toMatch(/^accelnet false → true \(accelnet=true,size=b vs accelnet=false,size=b\): /);
+    // A host that says accelnet was not emulated: the finding is noise here.
+    const unemulated = variants.map((x) => ({ ...x, hosts: [host({ accelnet: x.axes.accelnet, actual: { accelnetEmulated: false } })] }));
+    expect(verdicts({ ...run.results, variants: unemulated, comparisons })[0]!.text).toMatch(/accelnet is not emulated on this target: this difference is noise here, not a finding\.$/);
+    const unshaped = { ...run.results, environment: { ...run.results.environment, shaping: { ...run.results.environment.shaping, latency: "unavailable" as const } } };
+    expect(verdicts(unshaped)[0]!.text).toMatch(/Latency was not shaped on this target \(no netem\): the difference is this machine's, not the cloud's\.$/);
+  });
+
   it("names the axes that differ, or the variant ids", () => {
     const variants = [
       { id: "a", axes: { ppg: false, size: "B1" }, baseline: "a", hosts: [] },
