@@ -31,7 +31,7 @@ export function readRunFolder(path: string): RunFolder {
   const samplesOf = (cell: string): number[] => {
     const f = files.get(cell);
     if (!f || !existsSync(resolve(dir, f))) return [];
-    return readFileSync(resolve(dir, f), "utf8").split("\n").filter(Boolean).map(Number);
+    return parseSamplesText(readFileSync(resolve(dir, f), "utf8"));
   };
   return { dir, results, samplesOf };
 }
@@ -44,4 +44,20 @@ export function memoizeSamples(read: (cell: string) => number[]): (cell: string)
     if (!s) cache.set(cell, (s = read(cell)));
     return s;
   };
+}
+
+/**
+ * A samples file's values (one a line; blank lines skipped), without splitting it into millions of
+ * strings first: a cell of 5 M samples is read in about half the time.
+ */
+export function parseSamplesText(text: string): number[] {
+  const out: number[] = [];
+  let start = 0;
+  for (;;) {
+    const nl = text.indexOf("\n", start);
+    const end = nl < 0 ? text.length : nl;
+    if (end > start) out.push(Number(text.slice(start, end)));
+    if (nl < 0) return out;
+    start = nl + 1;
+  }
 }

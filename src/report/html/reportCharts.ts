@@ -44,19 +44,23 @@ export function reportCharts(results: Results, samplesOf: (cell: string) => numb
     const repeated = ok.some((m) => m.repetition > 0);
     const unitOf = (m: Measurement) => `${seriesOf(m)} r${m.replica}${repeated ? ` rep${m.repetition}` : ""}`;
     const samples = new Map(ok.map((m) => [m.cell, samplesOf(m.cell)]));
+    // Each cell sorted once, for its box and (when a series is that one cell) its CDF.
+    const sortedCells = new Map<string, Float64Array>();
+    const sortedOf = (cell: string) => {
+      let s = sortedCells.get(cell);
+      if (!s) sortedCells.set(cell, (s = sortedCopy(samples.get(cell)!)));
+      return s;
+    };
     const charts: ChartSpec[] = [];
     const id = (kind: string) => `m${measure}-${slug(label)}-${kind}`;
 
     // CDF per series, all its cells' samples together.
-    const bySeries = new Map<string, number[][]>();
-    for (const m of ok) {
-      const s = samples.get(m.cell)!;
-      if (s.length) bySeries.set(seriesOf(m), [...(bySeries.get(seriesOf(m)) ?? []), s]);
-    }
+    const bySeries = new Map<string, string[]>();
+    for (const m of ok) if (samples.get(m.cell)!.length) bySeries.set(seriesOf(m), [...(bySeries.get(seriesOf(m)) ?? []), m.cell]);
     if (bySeries.size) {
-      const series = [...bySeries].map(([name, sets]) => {
-        const sorted = sortedCopy(concat(sets));
-        return { series: `${name} (n=${sorted.length})`, points: cdfPoints(sorted), marks: percentileMarks(sorted), sorted };
+      const series = [...bySeries].map(([name, cells]) => {
+        const sorted = cells.length === 1 ? sortedOf(cells[0]!) : sortedCopy(concat(cells.map((c) => samples.get(c)!)));
+        return { series: `${name} (n=${sorted.length})`, points: cdfPoints(sorted), marks: percentileMarks(sorted) };
       });
       charts.push(cdfSpec(id("cdf"), `${label}: distribution per ${multiPair ? "variant and pair" : "variant"}`, metric, unit, series));
       // Boxes per variant, replica and repetition.
@@ -65,7 +69,7 @@ export function reportCharts(results: Results, samplesOf: (cell: string) => numb
         .map((m) => ({
           series: seriesOf(m),
           group: unitOf(m),
-          ...fiveNumbers(sortedCopy(samples.get(m.cell)!)),
+          ...fiveNumbers(sortedOf(m.cell)),
         }));
       charts.push(boxSpec(id("box"), `${label}: per variant and replica`, metric, unit, boxes));
       // Over time, cell by cell.
