@@ -1,12 +1,11 @@
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
 import { BASE_PORT } from "../../src/runner/cellRunner.ts";
-import { DEFAULT_KEYS_ROOT } from "../../src/targets/local/localTarget.ts";
 import { tempDirs } from "../tempDirs.ts";
+import { leftovers } from "./leftovers.ts";
 
 const tempDir = tempDirs();
 
@@ -38,26 +37,6 @@ function latlab(args: string[], onStderr?: (text: string, child: ReturnType<type
   });
 }
 
-/** Namespaces, processes and temp files a run could leave behind. */
-function leftovers(runDir: string): string[] {
-  const found: string[] = [];
-  const netns = execFileSync("ip", ["netns", "list"], { encoding: "utf8" }).trim();
-  if (netns) found.push(`namespaces: ${netns.replace(/\n/g, ", ")}`);
-  // Live processes only: a killed server re-parented to PID 1 is a zombie (state Z) until PID 1
-  // reaps it, which this machine's init does within about a second. It is dead already.
-  const procs = execFileSync("ps", ["-eo", "pid,stat,args"], { encoding: "utf8" })
-    .split("\n")
-    .filter((l) => /sockperf|sshd -D -e -f|qperf|iperf3/.test(l) && !l.includes("ps -eo") && !/^\s*\d+\s+Z/.test(l));
-  if (procs.length) found.push(`processes: ${procs.join("; ")}`);
-  const links = execFileSync("ip", ["-o", "link", "show"], { encoding: "utf8" }).split("\n").filter((l) => /: ll[a-z0-9]/.test(l));
-  if (links.length) found.push(`links: ${links.join("; ")}`);
-  // The local target's temp folders are latlab-<short run id>-XXXXXX.
-  // The local target's temp folders and key folders are latlab-<short run id>-XXXXXX.
-  const tmp = [tmpdir(), DEFAULT_KEYS_ROOT].flatMap((root) => (existsSync(root) ? readdirSync(root) : []).filter((f) => /^latlab-[0-9a-f]{4,}-/.test(f)));
-  if (tmp.length) found.push(`temp: ${tmp.join(", ")}`);
-  if (existsSync(join(runDir, ".tmp"))) found.push(`temp: ${join(runDir, ".tmp")}`);
-  return found;
-}
 
 const readResults = (dir: string): Results => ResultsSchema.parse(JSON.parse(readFileSync(join(dir, "results.json"), "utf8")));
 

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { LOCK_FILE } from "../../src/results/outputFolder.ts";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
 import { tempDirs } from "../tempDirs.ts";
+import { leftovers } from "./leftovers.ts";
 
 const tempDir = tempDirs();
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -48,19 +49,6 @@ function latlab(args: string[], options: { onStderr?: (text: string) => void; ki
   return { pid: child.pid!, done };
 }
 
-/** Namespaces, tool processes and links a run could leave behind. */
-function leftovers(): string[] {
-  const found: string[] = [];
-  const netns = execFileSync("ip", ["netns", "list"], { encoding: "utf8" }).trim();
-  if (netns) found.push(`namespaces: ${netns.replace(/\n/g, ", ")}`);
-  const procs = execFileSync("ps", ["-eo", "pid,stat,args"], { encoding: "utf8" })
-    .split("\n")
-    .filter((l) => /sockperf|sshd -D -e -f|qperf|iperf3/.test(l) && !l.includes("ps -eo") && !/^\s*\d+\s+Z/.test(l));
-  if (procs.length) found.push(`processes: ${procs.join("; ")}`);
-  const links = execFileSync("ip", ["-o", "link", "show"], { encoding: "utf8" }).split("\n").filter((l) => /: ll[a-z0-9]/.test(l));
-  if (links.length) found.push(`links: ${links.join("; ")}`);
-  return found;
-}
 
 const readResults = (file: string): Results => ResultsSchema.parse(JSON.parse(readFileSync(file, "utf8")));
 const runIdOf = (stderr: string) => /; run (\d{8}-\d{6}-[0-9a-f]{4})/.exec(stderr)?.[1];
@@ -105,7 +93,7 @@ describe("latlab run --out: one run per folder", () => {
     // Only the first run's files: its raw/ folders are its cells', and its lock is gone.
     expect(readdirSync(join(out, "raw")).length).toBe(results.measurements.length);
     expect(existsSync(join(out, LOCK_FILE))).toBe(false);
-    expect(leftovers()).toEqual([]);
+    expect(leftovers(undefined, { tempFolders: false })).toEqual([]);
   }, 600_000);
 });
 
@@ -134,7 +122,7 @@ describe("latlab run --out: a folder that is not empty", () => {
     const results = readResults(join(out, "results.json"));
     expect(results.runId).toBe(runIdOf(forced.stderr));
     expect(results.status).toBe("complete");
-    expect(leftovers()).toEqual([]);
+    expect(leftovers(undefined, { tempFolders: false })).toEqual([]);
   }, 600_000);
 });
 
@@ -145,7 +133,7 @@ describe("latlab run --out: a path that cannot hold files fails at once, before 
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toContain("latlab: cannot use /proc/x as the results folder: /proc is on a proc file system (the kernel's view of processes), which cannot hold files; choose a folder on a disk");
     expect(run.stderr).not.toContain("bringing up");
-    expect(leftovers()).toEqual([]);
+    expect(leftovers(undefined, { tempFolders: false })).toEqual([]);
   }, 300_000);
 
   it("a read-only file system: EROFS found on the nearest folder that exists, not ENOENT", async () => {
@@ -187,6 +175,6 @@ describe("latlab run --out on a file system that fills up (a 64 KiB tmpfs)", () 
     expect(run.code, run.stderr).toBe(1);
     expect(tree(out).filter((f) => f.endsWith(".tmp"))).toEqual([]);
     expect(existsSync(join(out, LOCK_FILE))).toBe(false);
-    expect(leftovers()).toEqual([]);
+    expect(leftovers(undefined, { tempFolders: false })).toEqual([]);
   }, 600_000);
 });

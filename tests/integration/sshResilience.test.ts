@@ -7,35 +7,18 @@
  * Builds namespaces: run under `flock /tmp/latlab-ns.lock`, like every test that does.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
-import { DEFAULT_KEYS_ROOT } from "../../src/targets/local/localTarget.ts";
 import { tempDirs } from "../tempDirs.ts";
+import { leftovers } from "./leftovers.ts";
 
 const tempDir = tempDirs();
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin/latlab.js");
 
-/** Namespaces, processes and temp files a run could leave behind (as in experiment.test.ts). */
-function leftovers(runDir: string): string[] {
-  const found: string[] = [];
-  const netns = execFileSync("ip", ["netns", "list"], { encoding: "utf8" }).trim();
-  if (netns) found.push(`namespaces: ${netns.replace(/\n/g, ", ")}`);
-  const procs = execFileSync("ps", ["-eo", "pid,stat,args"], { encoding: "utf8" })
-    .split("\n")
-    .filter((l) => /sockperf|sshd -D -e -f|sshd: root|qperf|iperf3|ping -D/.test(l) && !l.includes("ps -eo") && !/^\s*\d+\s+Z/.test(l));
-  if (procs.length) found.push(`processes: ${procs.join("; ")}`);
-  const links = execFileSync("ip", ["-o", "link", "show"], { encoding: "utf8" }).split("\n").filter((l) => /: ll[a-z0-9]/.test(l));
-  if (links.length) found.push(`links: ${links.join("; ")}`);
-  const tmp = [tmpdir(), DEFAULT_KEYS_ROOT].flatMap((root) => (existsSync(root) ? readdirSync(root) : []).filter((f) => /^latlab-[0-9a-f]{4,}-/.test(f)));
-  if (tmp.length) found.push(`temp: ${tmp.join(", ")}`);
-  if (existsSync(join(runDir, ".tmp"))) found.push(`temp: ${join(runDir, ".tmp")}`);
-  return found;
-}
 
 /** pid → command line of every process in a network namespace. */
 function namespaceProcesses(ns: string): Map<number, string> {
