@@ -4,11 +4,11 @@
  * error or failed request, and on any request that is not the file itself (self-contained: no CDN,
  * no font); checks that every chart drew marks, that each comparison's verdict says what
  * results.json says, and that the page fits a phone's width. Screenshots at desktop and phone width
- * are kept in $LATLAB_TEST_ARTIFACTS (default: a temp folder), named in the test's output.
+ * are kept in $LATLAB_TEST_ARTIFACTS (default: test-artifacts/ in the checkout, ignored by git),
+ * named in the test's output.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type Browser } from "playwright-core";
@@ -87,7 +87,8 @@ describe("report.html in headless Chromium", () => {
     // What was asked and got, per host.
     expect(await page.locator(".topology .host").count()).toBe(results.variants.flatMap((v) => v.hosts).length);
 
-    const shots = process.env.LATLAB_TEST_ARTIFACTS ?? join(tmpdir(), "latlab-report-screenshots");
+    // Kept for a look after the run (CI can upload them), inside the checkout: ignored by git.
+    const shots = process.env.LATLAB_TEST_ARTIFACTS ?? join(ROOT, "test-artifacts");
     mkdirSync(shots, { recursive: true });
     await page.screenshot({ path: join(shots, "report-desktop.png"), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });

@@ -17,6 +17,28 @@ const tempDir = tempDirs();
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin/latlab.js");
 
+/**
+ * Runs latlab with `args` and SIGKILLs it once its three detached clients run and a poll copied
+ * some of their probes into `dir`/raw; gives the runner's pid and what it had copied, by file.
+ */
+async function killWhenCollecting(env: NodeJS.ProcessEnv, args: string[], dir: string): Promise<{ pid: number; copied: Map<string, string> }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => void (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  const raw = join(dir, "raw");
+  for (;;) {
+    if (await Promise.race([exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 200))])) throw new Error(`latlab ${args[0]} ended before it was killed:\n${stderr}`);
+    const csvs = existsSync(raw) ? readdirSync(raw).flatMap((d) => readdirSync(join(raw, d)).filter((f) => f.endsWith(".csv")).map((f) => join(raw, d, f))) : [];
+    if (csvs.length === 3 && csvs.every((f) => readFileSync(f, "utf8").split("\n").length > 3)) {
+      child.kill("SIGKILL");
+      const copied = new Map(csvs.map((f) => [f, readFileSync(f, "utf8")]));
+      await new Promise((r) => child.once("close", r));
+      return { pid: child.pid!, copied };
+    }
+  }
+}
+
 describe("latlab resume (local target, real namespaces)", () => {
   it("a SIGKILLed run whose hosts were cleaned up: finished on new hosts into one results.json", async () => {
     const records = tempDir("latlab-records-");
@@ -76,24 +98,8 @@ describe("latlab resume (local target, real namespaces)", () => {
     const env = { ...process.env, CI: "true", LATLAB_LOCAL_RUNS: records };
     const latlab = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8" });
     onTestFinished(() => void latlab("cleanup"));
-    const child = spawn(process.execPath, [BIN, "run", "zone-region-baseline", "--duration", "20", "--out", out, "--no-history"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => void (stderr += d.toString()));
-    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
     // Killed once each of the three clients runs detached and a first poll copied some of its probes.
-    const collectedBeforeKill = new Map<string, string>();
-    for (;;) {
-      const settled = await Promise.race([exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 200))]);
-      if (settled) throw new Error(`run ended before it was killed:\n${stderr}`);
-      const dirs = existsSync(join(out, "raw")) ? readdirSync(join(out, "raw")) : [];
-      const csvs = dirs.flatMap((d) => readdirSync(join(out, "raw", d)).filter((f) => f.endsWith(".csv")).map((f) => join(out, "raw", d, f)));
-      if (dirs.length === 3 && csvs.length === 3 && csvs.every((f) => readFileSync(f, "utf8").split("\n").length > 3)) {
-        child.kill("SIGKILL");
-        for (const f of csvs) collectedBeforeKill.set(f, readFileSync(f, "utf8"));
-        break;
-      }
-    }
-    await new Promise((r) => child.once("close", r));
+    const { pid: runnerPid, copied: collectedBeforeKill } = await killWhenCollecting(env, ["run", "zone-region-baseline", "--duration", "20", "--out", out, "--no-history"], out);
     const killedAt = Date.now();
     const before = ResultsSchema.parse(JSON.parse(readFileSync(join(out, "results.json"), "utf8")));
     expect(before.status).toBe("running");
@@ -105,7 +111,7 @@ describe("latlab resume (local target, real namespaces)", () => {
 
     const resumed = latlab("resume", out, "--no-history");
     expect(resumed.status, resumed.stdout + resumed.stderr).toBe(0);
-    expect(resumed.stderr).toMatch(new RegExp(`re-attached to the \\d+ hosts run ${before.runId} left up \\(its runner, pid ${child.pid}, died\\)`));
+    expect(resumed.stderr).toMatch(new RegExp(`re-attached to the \\d+ hosts run ${before.runId} left up \\(its runner, pid ${runnerPid}, died\\)`));
     expect(resumed.stderr).toMatch(/3 detached client\(s\) it started are collected where it stopped/);
     // The report is made again from the whole run.
     expect(resumed.stdout.trimEnd().split("\n").at(-1)).toBe(`report: ${join(out, "report.html")} (and report.md)`);
@@ -141,27 +147,11 @@ describe("latlab resume (local target, real namespaces)", () => {
     const env = { ...process.env, CI: "true", LATLAB_LOCAL_RUNS: records };
     const latlab = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8" });
     onTestFinished(() => void latlab("cleanup"));
-    /** Runs latlab with `args` and SIGKILLs it once the three clients run detached and a poll copied some probes into `dir`/raw. */
-    const killWhenCollecting = async (args: string[], dir: string) => {
-      const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-      let stderr = "";
-      child.stderr.on("data", (d: Buffer) => void (stderr += d.toString()));
-      const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-      for (;;) {
-        if (await Promise.race([exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 200))])) throw new Error(`latlab ${args[0]} ended before it was killed:\n${stderr}`);
-        const raw = join(dir, "raw");
-        const csvs = existsSync(raw) ? readdirSync(raw).flatMap((d) => readdirSync(join(raw, d)).filter((f) => f.endsWith(".csv")).map((f) => join(raw, d, f))) : [];
-        if (csvs.length === 3 && csvs.every((f) => readFileSync(f, "utf8").split("\n").length > 3)) break;
-      }
-      child.kill("SIGKILL");
-      await new Promise((r) => child.once("close", r));
-      return child.pid!;
-    };
-    await killWhenCollecting(["run", "zone-region-baseline", "--duration", "30", "--out", out, "--no-history"], out);
+    await killWhenCollecting(env, ["run", "zone-region-baseline", "--duration", "30", "--out", out, "--no-history"], out);
     const firstCopies = readdirSync(join(out, "raw")).map((d) => [d, readFileSync(join(out, "raw", d, readdirSync(join(out, "raw", d)).find((f) => f.endsWith(".csv"))!), "utf8")] as const);
     expect(latlab("cleanup").status).toBe(0);
     // The first resume brings up new hosts, starts the clients again, and is killed too.
-    const resumePid = await killWhenCollecting(["resume", out, "--no-history"], join(out, ".resume"));
+    const { pid: resumePid } = await killWhenCollecting(env, ["resume", out, "--no-history"], join(out, ".resume"));
     const resumeStates = readdirSync(join(out, ".resume", "raw")).map((d) => JSON.parse(readFileSync(join(out, ".resume", "raw", d, "detached.json"), "utf8")) as { cell: string; startedAt: string });
 
     const second = latlab("resume", out, "--no-history");

@@ -7,10 +7,10 @@ import type { Results } from "../../results/schema.ts";
 import { fmt, notEmulatedAxes, overLabel, timingLine, unitLabel } from "../table.ts";
 import { formatP, verdicts } from "../verdicts.ts";
 import type { MeasureCharts } from "./reportCharts.ts";
+import { escapeHtml } from "./escapeHtml.ts";
 import { renderSvg } from "./renderSvg.ts";
 import { topologyHtml } from "./topology.ts";
 
-export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 const STYLE = `
 :root { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1b1f24; background: #fff; }

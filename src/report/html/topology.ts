@@ -4,6 +4,7 @@
  * flowchart). Hosts come from results.json: what was asked, with what was got beside it. Pure.
  */
 import type { HostRecord, Results } from "../../results/schema.ts";
+import { escapeHtml } from "./escapeHtml.ts";
 
 interface Node {
   label: string;
@@ -34,7 +35,6 @@ export function placementTree(results: Pick<Results, "variants">): Node {
   return root;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 function hostHtml(h: HostRecord): string {
   const got = [h.actual.zone !== undefined ? `zone ${String(h.actual.zone)}` : "", h.actual.size ? String(h.actual.size) : h.size].filter(Boolean).join(", ");
