@@ -64,16 +64,71 @@ export function nearestRank(n: number, num: number, den: number): number {
   return Math.max(1, Math.ceil((n * num) / den));
 }
 
-/** Throws unless every value is a finite number in [0, MAX_VALUE]. */
-function validateSamples(samples: readonly number[]): void {
+/** The samples {@link Distribution.add} takes: a plain array or a typed array (a parser's Float64Array). */
+export type Samples = ArrayLike<number>;
+
+function allNumbers(samples: readonly unknown[]): boolean {
+  for (let i = 0; i < samples.length; i++) if (typeof samples[i] !== "number") return false;
+  return true;
+}
+
+/** The error for the first sample that is not a finite number in [0, MAX_VALUE]. */
+function firstInvalid(samples: Samples): RangeError {
   for (let i = 0; i < samples.length; i++) {
-    const v = samples[i];
-    if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || v > MAX_VALUE) {
-      throw new RangeError(
-        `Distribution.add: sample #${i} is ${String(v)}; samples must be finite numbers in [0, ${MAX_VALUE}]`,
-      );
+    const v: unknown = samples[i];
+    if (typeof v !== "number" || !(v >= 0 && v <= MAX_VALUE)) {
+      return new RangeError(`Distribution.add: sample #${i} is ${String(v)}; samples must be finite numbers in [0, ${MAX_VALUE}]`);
     }
   }
+  return new RangeError("Distribution.add: the samples changed while they were being added");
+}
+
+/**
+ * HdrHistogram's bucket layout for 3 significant digits: 2048 sub-buckets, the upper half of each
+ * bucket used from bucket 1 on. A scaled value v lands at bucket b = max(⌊log₂ v⌋ − 10, 0), sub-bucket
+ * s = ⌊v / 2ᵇ⌋, counts index (b + 1)·1024 + s − 1024 (hdr-histogram-js' countsArrayIndex).
+ */
+const SUB_BUCKET_HALF_COUNT_MAGNITUDE = 10;
+const SUB_BUCKET_HALF_COUNT = 1 << SUB_BUCKET_HALF_COUNT_MAGNITUDE;
+/** Buckets needed for MAX_VALUE · VALUE_SCALE (10¹², ⌊log₂⌋ = 39): b ≤ 29; one spare. */
+const PRE_BUCKETS = 31;
+
+/**
+ * Why this exists: hdr-histogram-js' recordValue costs ~100 ns a call (10 M samples: 1 s), 5×
+ * numpy's whole percentile. Counting first into a flat array laid out exactly like the histogram's
+ * (same bucket, same sub-bucket, by the library's own formula) and handing each non-empty bucket to
+ * the library once with its count gives the histogram the same counts as recording one value at a
+ * time — HdrHistogram cannot tell values of one bucket apart — in ~10 ns a sample.
+ */
+function preBucket(samples: Samples, counts: Float64Array): void {
+  const n = samples.length;
+  for (let i = 0; i < n; i++) {
+    const scaled = (samples[i] as number) * VALUE_SCALE;
+    counts[scaled >= 1 && scaled < 0x7fff_ffff ? commonIndex(scaled) : otherIndex(scaled)]! += 1;
+  }
+}
+
+/**
+ * The counts index of a scaled value in [1, 2³¹ − 1), in int32 arithmetic: V8's Math.round, and
+ * a branch on the fraction (taken half the time), each cost more than the rest of the loop.
+ * (scaled + 0.5) | 0 is ⌊scaled + ½⌋ = Math.round(scaled), except where the addition rounds up to
+ * the next integer: then v − scaled (exact there, Sterbenz) exceeds ½ and v is one too many. Below
+ * 2³¹, 31 − clz32 is ⌊log₂ v⌋ exactly, as the library's floor(log2(v)) is there (at least 6·10⁻¹⁰
+ * from an integer).
+ */
+function commonIndex(scaled: number): number {
+  let v = (scaled + 0.5) | 0;
+  if (v - scaled > 0.5) v = (v - 1) | 0;
+  const e = 31 - Math.clz32(v) - SUB_BUCKET_HALF_COUNT_MAGNITUDE;
+  const b = e > 0 ? e : 0;
+  return (b << SUB_BUCKET_HALF_COUNT_MAGNITUDE) + (v >>> b);
+}
+
+/** The counts index of any other scaled value (below 1 or from 2³¹ − 1 on), by the library's own formula. */
+function otherIndex(scaled: number): number {
+  const v = Math.round(scaled);
+  const b = Math.max(Math.floor(Math.log2(v)) - SUB_BUCKET_HALF_COUNT_MAGNITUDE, 0);
+  return b * SUB_BUCKET_HALF_COUNT + Math.floor(v / 2 ** b);
 }
 
 export class Distribution {
@@ -106,41 +161,62 @@ export class Distribution {
   }
 
   /**
+   * Memory the distribution holds (the histogram's estimate plus the exact moments): set by the
+   * range of values recorded, not by their number.
+   */
+  get footprintBytes(): number {
+    return this.#histogram.estimatedFootprintInBytes + 64;
+  }
+
+  /**
    * Records samples (non-negative finite numbers ≤ MAX_VALUE). All-or-nothing: if any sample is
    * invalid, throws a RangeError and records none. Returns `this`.
    */
-  add(samples: readonly number[]): this {
-    validateSamples(samples);
+  add(samples: Samples): this {
     const n = samples.length;
     if (n === 0) return this;
 
-    // Batch moments: compensated (Neumaier) sum for the mean, then the corrected two-pass
-    // sum of squared deviations; combined with the running moments by Chan et al.'s formula.
+    // Batch moments by the corrected two-pass algorithm: a plain sum gives a first mean; the sum
+    // of deviations from it corrects the mean and the sum of squared deviations (Chan, Golub &
+    // LeVeque); the batch is then combined with the running moments. Plain loops on purpose: a
+    // check per sample or a compensated sum here triples the time of 10 M samples.
     let sum = 0;
-    let comp = 0;
     let min = Number.POSITIVE_INFINITY;
     let max = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < n; i++) {
       const v = samples[i] as number;
-      const t = sum + v;
-      comp += Math.abs(sum) >= Math.abs(v) ? sum - t + v : v - t + sum;
-      sum = t;
-      if (v < min) min = v;
-      if (v > max) max = v;
+      sum += v;
+      // Branch-free (and a NaN turns them NaN, which the check below catches too).
+      min = Math.min(min, v);
+      max = Math.max(max, v);
     }
-    const mean = (sum + comp) / n;
+    // Checked in bulk, before anything is recorded (all-or-nothing): a NaN makes the sum NaN, a
+    // string makes it a string, anything out of range moves min or max out of [0, MAX_VALUE]. Only
+    // a plain array can hold a non-number that slips past those (null counts as 0): look for it.
+    if (typeof sum !== "number" || !Number.isFinite(sum) || !(min >= 0 && max <= MAX_VALUE) || (Array.isArray(samples) && !allNumbers(samples))) {
+      throw firstInvalid(samples);
+    }
+    const rough = sum / n;
     let ss = 0;
     let sd = 0;
     for (let i = 0; i < n; i++) {
-      const d = (samples[i] as number) - mean;
+      const d = (samples[i] as number) - rough;
       ss += d * d;
       sd += d;
     }
+    const mean = rough + sd / n;
     const m2 = Math.max(0, ss - (sd * sd) / n);
     this.#combine(n, mean, m2, min, max);
 
-    for (let i = 0; i < n; i++) {
-      this.#histogram.recordValue(Math.round((samples[i] as number) * VALUE_SCALE));
+    const counts = new Float64Array(PRE_BUCKETS * SUB_BUCKET_HALF_COUNT + SUB_BUCKET_HALF_COUNT);
+    preBucket(samples, counts);
+    for (let index = 0; index < counts.length; index++) {
+      const count = counts[index]!;
+      if (count === 0) continue;
+      // The lowest value of the bucket: the library files it under this same index.
+      const b = Math.max((index >>> SUB_BUCKET_HALF_COUNT_MAGNITUDE) - 1, 0);
+      const sub = index - (b << SUB_BUCKET_HALF_COUNT_MAGNITUDE);
+      this.#histogram.recordValueWithCount(sub * 2 ** b, count);
     }
     return this;
   }

@@ -1,3 +1,4 @@
+import { build } from "hdr-histogram-js";
 import { describe, expect, it } from "vitest";
 import { Distribution, MAX_VALUE, nearestRank, VALUE_SCALE } from "../../../src/results/distribution.ts";
 import { SummarySchema } from "../../../src/results/summary.ts";
@@ -159,5 +160,68 @@ describe("Distribution edge cases", () => {
     expect(nearestRank(5, 1, 2)).toBe(3);
     expect(nearestRank(100, 99, 100)).toBe(99);
     expect(() => nearestRank(0, 1, 2)).toThrow(RangeError);
+  });
+});
+
+describe("Distribution records by counting per bucket first", () => {
+  // The reference: hdr-histogram-js fed one value at a time, as Distribution did before it counted
+  // per bucket itself. Both must give every percentile the same bucket.
+  function oneAtATime(values: readonly number[]) {
+    const h = build({ bitBucketSize: 64, autoResize: true, lowestDiscernibleValue: 1, numberOfSignificantValueDigits: 3, useWebAssembly: false });
+    for (const v of values) h.recordValue(Math.round(v * VALUE_SCALE));
+    const min = Math.min(...values);
+    const max = Math.max(...values);
+    return (num: number, den: number): number => {
+      const k = nearestRank(values.length, num, den);
+      return Math.min(max, Math.max(min, h.getValueAtPercentile((100 * (k - 0.5)) / values.length) / VALUE_SCALE));
+    };
+  }
+  const FRACTIONS: [keyof Summary, number, number][] = [["p50", 1, 2], ["p90", 9, 10], ["p95", 19, 20], ["p99", 99, 100], ["p999", 999, 1000]];
+
+  function expectSameAsOneAtATime(values: number[], what: string): void {
+    const s = rttOf(values).summary();
+    const ref = oneAtATime(values);
+    for (const [key, num, den] of FRACTIONS) expect(s[key], `${what} ${key}`).toBe(ref(num, den));
+  }
+
+  it("bucket edges: every power of two (scaled) and its neighbours, up to MAX_VALUE", () => {
+    const values: number[] = [0, MAX_VALUE];
+    for (let k = 0; k <= 39; k++) {
+      for (const d of [-1, 0, 1]) {
+        const scaled = 2 ** k + d;
+        if (scaled >= 0 && scaled / VALUE_SCALE <= MAX_VALUE) values.push(scaled / VALUE_SCALE);
+      }
+    }
+    // Halves, where rounding decides the bucket (2047.5 rounds up into the next bucket), and the
+    // doubles just below them.
+    for (const half of [0.0005, 1.0005, 2.0475, 4.0955, 1_048.5755, 2_147_483.6465]) values.push(half, half - 1e-12, half + 1e-12);
+    // Each value alone, so that every percentile of a one-value set is that value's bucket.
+    for (const v of values) expectSameAsOneAtATime([v, v, v], `value ${v}`);
+    expectSameAsOneAtATime(values, "all edges");
+  });
+
+  it("random sets over six decades, in one batch and in many", () => {
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) + 0.5) / 2 ** 32;
+    for (let round = 0; round < 40; round++) {
+      const decades = 1 + (round % 6);
+      const values = Array.from({ length: 1000 + round * 37 }, () => 10 ** (rand() * decades - 1));
+      expectSameAsOneAtATime(values, `round ${round}`);
+      // Several add() calls, and a Float64Array, count the same as one.
+      const d = new Distribution("rtt", "us");
+      for (let i = 0; i < values.length; i += 300) d.add(Float64Array.from(values.slice(i, i + 300)));
+      const [chunked, whole] = [d.summary(), rttOf(values).summary()];
+      for (const [key] of FRACTIONS) expect(chunked[key], `round ${round} chunked ${key}`).toBe(whole[key]);
+      expect([chunked.count, chunked.min, chunked.max]).toEqual([whole.count, whole.min, whole.max]);
+      expectRel(chunked.mean, whole.mean, 1e-12, "mean");
+    }
+  });
+
+  it("checks a typed array's samples like a plain array's, recording none of a bad batch", () => {
+    const d = new Distribution("rtt", "us").add(Float64Array.of(1, 2, 3));
+    expect(() => d.add(Float64Array.of(4, Number.NaN))).toThrow(/sample #1 is NaN/);
+    expect(() => d.add(Float64Array.of(-1))).toThrow(/sample #0 is -1/);
+    expect(d.summary().count).toBe(3);
+    expect(d.summary().max).toBe(3);
   });
 });
