@@ -4,7 +4,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { NodeSSH } from "node-ssh";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -150,7 +150,10 @@ describe("LocalTarget: five hosts, every path kind", () => {
       expect(h.ssh.host.startsWith("198.19.")).toBe(true);
       expect(h.privateAddress.startsWith("198.18.")).toBe(true);
       expect(existsSync(h.workDir)).toBe(true);
+      // This machine's ~/.bashrc (if any) is hidden from the host's shell: empty there, untouched here.
+      expect((await run(ssh, 'if [ -f "$HOME/.bashrc" ]; then wc -c < "$HOME/.bashrc"; else echo 0; fi')).trim()).toBe("0");
     }
+    if (existsSync(`${homedir()}/.bashrc`)) expect(readFileSync(`${homedir()}/.bashrc`, "utf8").length).toBeGreaterThan(0);
   });
 
   it("refuses a host whose key does not match the pinned one", async () => {

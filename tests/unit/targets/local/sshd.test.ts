@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { publicKeyOnly, sshdConfig, sshdStartArgv } from "../../../../src/targets/local/sshd.ts";
+import { publicKeyOnly, SSHD_START_SCRIPT, sshdConfig, sshdStartArgv } from "../../../../src/targets/local/sshd.ts";
 
 describe("sshd config", () => {
   it("listens on the management address only, keys only", () => {
@@ -21,9 +21,12 @@ describe("sshd config", () => {
 
   it("starts sshd in its own UTS namespace without building shell strings from data", () => {
     const argv = sshdStartArgv("ll-abc-0-client", "d0-client; rm -rf /", "/tmp/c");
-    expect(argv.slice(0, 7)).toEqual(["ip", "netns", "exec", "ll-abc-0-client", "unshare", "--uts", "--"]);
-    const script = argv[argv.indexOf("-c") + 1];
-    expect(script).toBe('hostname "$1" && exec "$2" -D -e -f "$3"');
+    expect(argv.slice(0, 8)).toEqual(["ip", "netns", "exec", "ll-abc-0-client", "unshare", "--uts", "--mount", "--"]);
+    const script = argv[argv.indexOf("-c") + 1]!;
+    expect(script).toBe(SSHD_START_SCRIPT);
+    // Data only as arguments; the script's one command substitution reads the passwd database.
+    expect(script.startsWith('hostname "$1" && ')).toBe(true);
+    expect(script.endsWith('exec "$2" -D -e -f "$3"')).toBe(true);
     expect(argv.slice(-3)).toEqual(["d0-client; rm -rf /", "/usr/sbin/sshd", "/tmp/c"]);
   });
 
