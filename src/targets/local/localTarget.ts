@@ -261,24 +261,30 @@ export class LocalTarget implements Target {
     c.record = { ...c.record, tempDir, keysDir: c.keysDir };
     writeRunRecord(c.record, this.options.recordsDir);
 
-    // What can the kernel shape?
+    // What can the kernel shape? Probed while the keys are made: neither waits for the other.
     const probeNs = `${names.namespacePrefix}probe`;
-    await this.addNamespace(probeNs);
-    const support: QdiscSupport = await detectQdiscSupport(this.exec, probeNs);
-    await this.deleteNamespace(probeNs);
-    log(`kernel: netem ${support.netem ? "present" : "absent"}, tbf ${support.tbf ? "present" : "absent"}`);
+    const probing = (async () => {
+      await this.addNamespace(probeNs);
+      const found: QdiscSupport = await detectQdiscSupport(this.exec, probeNs);
+      await this.deleteNamespace(probeNs);
+      return found;
+    })();
 
     // Keys: one client key, one host key per host.
     const keysDir = c.keysDir;
-    const clientKey = await generateKey(this.exec, join(keysDir, "client_ed25519"), `latlab-client-${names.short}`, "local target: generating the client key");
+    const allHosts = topos.flatMap((t) => t.hosts.map((h) => ({ t, h })));
+    const [support, clientKey, hostKeys] = await Promise.all([
+      probing,
+      generateKey(this.exec, join(keysDir, "client_ed25519"), `latlab-client-${names.short}`, "local target: generating the client key"),
+      Promise.all(
+        allHosts.map(({ h }) =>
+          generateKey(this.exec, join(keysDir, `host_${h.hostname}_ed25519`), `latlab-${h.hostname}`, `local target: host key of ${this.label(h.namespace)}`),
+        ),
+      ),
+    ]);
+    log(`kernel: netem ${support.netem ? "present" : "absent"}, tbf ${support.tbf ? "present" : "absent"}`);
     const authorizedKeys = join(keysDir, "authorized_keys");
     await writeFile(authorizedKeys, `${clientKey.publicKey} latlab-${names.short}\n`, { mode: 0o600 });
-    const allHosts = topos.flatMap((t) => t.hosts.map((h) => ({ t, h })));
-    const hostKeys = await Promise.all(
-      allHosts.map(({ h }) =>
-        generateKey(this.exec, join(keysDir, `host_${h.hostname}_ed25519`), `latlab-${h.hostname}`, `local target: host key of ${this.label(h.namespace)}`),
-      ),
-    );
 
     // The fabric, deployment by deployment.
     for (const t of topos) {
