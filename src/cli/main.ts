@@ -22,6 +22,7 @@ import { ignoreHangupWriteErrors } from "./hangup.ts";
 import { sanitizeForTerminal } from "../tools/terminalText.ts";
 import { recordRun, registerHistoryCommands } from "./historyCommands.ts";
 import { writeReport } from "../report/writeReport.ts";
+import { loadVega } from "../report/html/renderSvg.ts";
 import { memoizeSamples } from "../results/readRunFolder.ts";
 import { registerResumeCommand } from "./resumeCommand.ts";
 import { historyFile } from "../history/historyStore.ts";
@@ -111,6 +112,8 @@ interface RunFlags {
   installPulumi?: boolean;
   rehearse?: boolean;
   replicas?: number;
+  /** One deployment at a time, even where deployments are separate machines (Azure). */
+  serial?: boolean;
   /** The history file, or false (--no-history). */
   history: string | boolean;
 }
@@ -207,6 +210,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .option("--install-pulumi", "azure: let latlab install the Pulumi CLI if it is missing")
     .option("--replicas <n>", "independent host sets per variant, overriding the experiment's (comparisons are then over replicas)", parseReplicas)
     .option("--rehearse", "azure: run the same Pulumi program through the same engine against latlab's Azure emulator on this machine (no account, no cost)")
+    .option("--serial", "measure one deployment at a time (on Azure, whose deployments are separate VMs, their cells otherwise run at the same time, each deployment's own one after another)")
     .option("--history <file>", "record the finished run in this history file (default $LATLAB_HISTORY, else results/history.duckdb)")
     .option("--no-history", "do not record the run in the history")
     .action(async (ref: string, opts: RunFlags) => {
@@ -295,7 +299,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
         const facts = provenanceFacts(process.cwd());
         // Files the results folder cannot take (a full disk…) go to a rescue folder, said as it happens.
         const files = new RunFiles(runDir, { runId, warn: say });
-        const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal, facts, files });
+        const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal, facts, files, whileBringingUp: () => Promise.all([loadVega(), opts.history === false ? undefined : import("@duckdb/node-api")]), ...(opts.serial ? { concurrency: "serial" as const } : {}) });
         // The table quotes failed cells' errors and tools' notes: terminal-safe, wide lines kept.
         // Read once, for the table and the report: a cell may hold millions of samples.
         const samplesOf = memoizeSamples(readSamples(files, results));
@@ -308,6 +312,9 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
         exitCode = runExitCode(results);
         // Results not where they were asked for (--out) are a failure for whoever reads them there.
         if ((files.faults.length || !resultsFile) && exitCode !== 130) exitCode = 1;
+        // The history (DuckDB, mostly native work) and the report (charts rendered in JS) at the
+        // same time: the hosts are gone, nothing measures any more.
+        const report = resultsFile ? reportLine(dirname(resultsFile), results, samplesOf) : undefined;
         if (opts.history !== false && resultsFile) {
           // The results are on disk whatever happens here: a history that cannot be written is said, not fatal.
           const resultsDir = dirname(resultsFile);
@@ -317,7 +324,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
             .catch((error: Error) => process.stderr.write(`history: not recorded in ${file}: ${error.message}\n  (the results are in ${resultsDir}; \`latlab history add ${resultsDir}\` records them later)\n`));
         }
         // Last: the page to open.
-        if (resultsFile) process.stdout.write(`${await reportLine(dirname(resultsFile), results, samplesOf)}\n`);
+        if (report) process.stdout.write(`${await report}\n`);
       } finally {
         for (const s of STOP_SIGNALS) process.off(s, onSignal);
         folder?.release();

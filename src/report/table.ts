@@ -254,6 +254,10 @@ export function timingLine(results: Pick<Results, "timing">): string | undefined
   const rest = t.totalSeconds - t.bringUpSeconds - t.cellsSeconds - t.teardownSeconds;
   return (
     `time: ${s(t.totalSeconds)} = bring-up ${s(t.bringUpSeconds)} + cells ${s(t.cellsSeconds)} + teardown ${s(t.teardownSeconds)}${rest >= 0.05 ? ` + the rest ${s(rest)}` : ""}` +
-    `; the tools were asked to measure ${s(t.measurementSeconds)}${t.overhead !== undefined ? `: ${t.overhead.toFixed(2)}× that` : ""}`
+    `; the tools were asked to measure ${s(t.measurementSeconds)}${t.overhead !== undefined ? `: ${t.overhead.toFixed(2)}× that` : ""}` +
+    // Cells of several deployments at once: what one after another would have taken instead.
+    (t.concurrentDeployments && t.deployments && t.deployments.length > 1
+      ? `; ${t.deployments.length} deployments at the same time (one after another: ${s(t.deployments.reduce((sum, d) => sum + d.readySeconds + d.cellsSeconds, 0))})`
+      : "")
   );
 }

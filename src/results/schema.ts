@@ -73,6 +73,18 @@ export const RunTimingSchema = z.object({
   totalSeconds: z.number().nonnegative(),
   measurementSeconds: z.number().nonnegative(),
   overhead: z.number().nonnegative().optional(),
+  /**
+   * Whether different deployments' cells ran at the same time (a target whose deployments are
+   * separate machines, unless the run asked for --serial): then cellsSeconds is about the
+   * slowest deployment's readySeconds + cellsSeconds, not their sum. Absent in runs made before.
+   */
+  concurrentDeployments: z.boolean().optional(),
+  /**
+   * Each deployment the runner reached, in plan order: readySeconds opening it (connecting to
+   * its hosts, waiting until they were ready — cloud-init, the probe — and what is prepared
+   * before its first cell); cellsSeconds running its cells.
+   */
+  deployments: z.array(z.object({ deployment: z.string(), readySeconds: z.number().nonnegative(), cellsSeconds: z.number().nonnegative() })).optional(),
 });
 export type RunTiming = z.infer<typeof RunTimingSchema>;
 

@@ -34,6 +34,8 @@ export interface CellContext {
    * hosts): it is not started again but collected from where that runner's copy stops.
    */
   reattach?: { state: DetachedState; earlierRawDir: string };
+  /** The cell's work directory exists on the client host already (the runner made every cell's at once, before measuring). */
+  workDirReady?: boolean;
 }
 
 /** The fields of a measurement that come straight from its cell. */
@@ -61,6 +63,9 @@ export function failedCell(
 /** A file-system-safe name for a cell's raw-output folder. */
 export const cellSlug = (cellId: string) => cellId.replace(/[^A-Za-z0-9._=-]+/g, "_");
 
+/** Where a cell's client works on its host (its output files, a detached client's pid file). */
+export const cellWorkDir = (clientWorkDir: string, cellId: string) => join(clientWorkDir, cellSlug(cellId));
+
 /**
  * Runs one cell's client and turns what it printed into a Measurement. Never throws: a
  * failure becomes a failed measurement with its error, and everything the tool printed is
@@ -76,7 +81,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
   const started = new Date();
   const setupStarted = performance.now();
   const targetAddress = cell.path === "public" ? ctx.server.endpoint.publicAddress : ctx.server.endpoint.privateAddress;
-  const workDir = join(ctx.client.endpoint.workDir, cellSlug(cell.id));
+  const workDir = cellWorkDir(ctx.client.endpoint.workDir, cell.id);
   const spec = targetAddress ? tool.client({ targetAddress, port: BASE_PORT + cell.measure, workDir, assetsDir: ctx.client.assetsDir }, cell.params) : undefined;
   // Re-attached only to the very client this cell would start: same files, on the same host.
   const offered = ctx.reattach;
@@ -122,7 +127,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
   if (offered && !again) warnings.push(`not re-attached: the client the earlier runner started (${offered.state.outputFile} on ${offered.state.host}) is not this cell's on this host; measured again`);
   try {
     keep("command.txt", `${spec.command}\n`);
-    if (!again) {
+    if (!again && !ctx.workDirReady) {
       const mk = await execWithTimeout(ctx.client.ssh, `mkdir -p ${shellQuote(workDir)}`, 10, ctx.signal);
       if (mk.exitCode !== 0) return fail(`${cell.from}: cannot create ${workDir}: ${mk.stderr.trim()}`);
     }

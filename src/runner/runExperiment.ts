@@ -1,3 +1,4 @@
+import { getMaxListeners, setMaxListeners } from "node:events";
 import { release } from "node:os";
 import { join } from "node:path";
 import type { NodeSSH } from "node-ssh";
@@ -8,14 +9,14 @@ import { hostRecords } from "../results/hostRecords.ts";
 import { RunFiles } from "../results/runFiles.ts";
 import type { Results, ShapingStatus, TeardownReport } from "../results/schema.ts";
 import type { Environment, HostEndpoint, Target } from "../targets/target.ts";
-import { runOrder } from "../plan/schedule.ts";
+import { runOrder, type RunStep } from "../plan/schedule.ts";
 import { findTool } from "../tools/registry.ts";
-import { BASE_PORT, cellSlug, failedCell, runCell } from "./cellRunner.ts";
+import { BASE_PORT, cellSlug, cellWorkDir, failedCell, runCell } from "./cellRunner.ts";
 import type { DetachedState } from "./detachedState.ts";
 import type { Progress } from "./progress.ts";
-import { serverRunning, startServer, stopServer, type RunningServer } from "./servers.ts";
+import { serverRunning, startServer, stopServer, stopServers, type RunningServer } from "./servers.ts";
 import { ensureAssets } from "./assets.ts";
-import { connectHost, execWithTimeout, lostDuring } from "./ssh.ts";
+import { connectHost, execWithTimeout, lostDuring, shellQuote } from "./ssh.ts";
 import { DETACHED_RECONNECT_DELAYS_MS, HostConnections, type Connect } from "./connections.ts";
 import { LATLAB_VERSION } from "../version.ts";
 
@@ -49,6 +50,20 @@ export interface RunOptions {
    * servers kept running, instead of being measured again.
    */
   reattach?: { cells: ReadonlyMap<string, DetachedState>; earlierRunDir: string };
+  /**
+   * "deployments" (the default): on a target whose deployments are separate machines
+   * (Target.concurrentDeployments), each deployment's cells run in a chain of their own, the
+   * chains at the same time; "serial" (`--serial`): one step at a time in runOrder's order, as on
+   * targets without the capability — for an experiment whose deployments must not measure over
+   * each other.
+   */
+  concurrency?: "deployments" | "serial";
+  /**
+   * Work the caller needs after the run (loading the report's chart renderer, say), done while
+   * the hosts come up — when nothing measures — and finished before the first cell starts, so
+   * that it never runs beside a measurement. Its failure is left for the caller to meet again.
+   */
+  whileBringingUp?: () => Promise<unknown>;
 }
 
 /** What a deployment's session needs besides the run's options: where files go, and a call after each finished cell. */
@@ -81,6 +96,9 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   const files = options.files ?? new RunFiles(runDir, { runId: options.runId, warn: (m) => progress.log(m) });
   const startedAt = new Date().toISOString();
   const clock = { start: performance.now(), bringUp: 0, cells: 0, teardown: 0 };
+  const concurrent = target.concurrentDeployments === true && options.concurrency !== "serial";
+  /** Per deployment reached: seconds connecting until ready, seconds running its cells. */
+  const deploymentClock = new Map<string, { readySeconds: number; cellsSeconds: number }>();
   const sampled: SampledMeasurement[] = [];
   const toolVersions: Record<string, string> = {};
   let environment: Environment | undefined;
@@ -146,7 +164,9 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     checkpoint(true);
     progress.log(`bringing up ${plan.estimate.hosts} hosts on ${target.name}…`);
     const upStarted = performance.now();
-    environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m), signal }).finally(() => {
+    const sideWork = options.whileBringingUp?.().catch(() => undefined);
+    environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m), signal }).finally(async () => {
+      await sideWork;
       clock.bringUp = (performance.now() - upStarted) / 1000;
     });
     const cellsStarted = performance.now();
@@ -169,25 +189,79 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
       }
       checkpoint();
     };
+    const timed = async (deploymentId: string, part: "readySeconds" | "cellsSeconds", work: () => Promise<void>) => {
+      const t = performance.now();
+      try {
+        await work();
+      } finally {
+        const c = deploymentClock.get(deploymentId) ?? { readySeconds: 0, cellsSeconds: 0 };
+        c[part] += (performance.now() - t) / 1000;
+        deploymentClock.set(deploymentId, c);
+      }
+    };
+    /** Connects a deployment (and warms it: versions, assets, servers). Throws as open() does. */
+    const openSession = async (deploymentId: string): Promise<DeploymentSession> => {
+      const opening = new DeploymentSession(deploymentId, environment!.hosts, sessionOptions, sampled, toolVersions);
+      sessions.set(deploymentId, opening);
+      await timed(deploymentId, "readySeconds", () => opening.open());
+      return opening;
+    };
+    /** One step: connect the deployment at its first, run its groups, close it after its last. "stop": interrupted. */
+    const runStep = async (step: RunStep, last: boolean): Promise<"next" | "stop"> => {
+      let session = sessions.get(step.deployment);
+      if (session?.dead) return "next";
+      try {
+        session ??= await openSession(step.deployment);
+        const running = session;
+        await timed(step.deployment, "cellsSeconds", () => running.run(step.groups));
+      } catch (error) {
+        // The session in the map: one whose open() threw is there too, and must be closed (dead).
+        await sessions.get(step.deployment)?.close();
+        // Ctrl-C while connecting is an interruption, not this deployment's failure.
+        if (signal.aborted) return "stop";
+        failDeployment(step.deployment, error);
+      }
+      if (last) await sessions.get(step.deployment)?.close();
+      return "next";
+    };
     try {
-      for (const [index, step] of steps.entries()) {
-        if (signal.aborted) break;
-        let session = sessions.get(step.deployment);
-        if (session?.dead) continue;
-        try {
-          if (!session) {
-            session = new DeploymentSession(step.deployment, environment.hosts, sessionOptions, sampled, toolVersions);
-            sessions.set(step.deployment, session);
-            await session.open();
-          }
-          await session.run(step.groups);
-        } catch (error) {
-          await session?.close();
-          // Ctrl-C while connecting is an interruption, not this deployment's failure.
+      if (!concurrent) {
+        // Every deployment connected and warmed before the first cell, all at once: nothing
+        // measures yet, so the parallel work perturbs nothing, and no connecting or server start
+        // is left between one deployment's last cell and the next one's first. A deployment that
+        // cannot be opened fails its own cells, as it would at its first step.
+        await Promise.all(
+          [...new Set(steps.map((s) => s.deployment))].map(async (id) => {
+            try {
+              await openSession(id);
+            } catch (error) {
+              await sessions.get(id)?.close();
+              if (!signal.aborted) failDeployment(id, error);
+            }
+          }),
+        );
+        for (const [index, step] of steps.entries()) {
           if (signal.aborted) break;
-          failDeployment(step.deployment, error);
+          if ((await runStep(step, lastStep.get(step.deployment) === index)) === "stop") break;
         }
-        if (lastStep.get(step.deployment) === index) await sessions.get(step.deployment)?.close();
+      } else {
+        // One chain per deployment, in runOrder's order within it; the chains at the same time.
+        const chains = new Map<string, RunStep[]>();
+        for (const step of steps) chains.set(step.deployment, [...(chains.get(step.deployment) ?? []), step]);
+        // Every chain's in-flight commands listen on the signal at once: not a leak.
+        const listeners = getMaxListeners(signal);
+        if (listeners > 0) setMaxListeners(Math.max(listeners, 10 + 20 * chains.size), signal);
+        const settled = await Promise.allSettled(
+          [...chains.values()].map(async (own) => {
+            for (const [index, step] of own.entries()) {
+              if (signal.aborted) break;
+              if ((await runStep(step, index === own.length - 1)) === "stop") break;
+            }
+          }),
+        );
+        // Every chain has ended (allSettled, not all): nothing still runs when the sessions close below.
+        const thrown = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+        if (thrown) throw thrown.reason;
       }
     } finally {
       for (const s of sessions.values()) await s.close();
@@ -233,6 +307,11 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
       totalSeconds,
       measurementSeconds,
       ...(measurementSeconds > 0 ? { overhead: totalSeconds / measurementSeconds } : {}),
+      concurrentDeployments: concurrent,
+      deployments: plan.deployments.flatMap((d) => {
+        const c = deploymentClock.get(d.id);
+        return c ? [{ deployment: d.id, ...c }] : [];
+      }),
     },
     status,
     error,
@@ -260,6 +339,8 @@ class DeploymentSession {
   /** By `${role}/${measure}`: the server, and the host's connection generation it was last seen running in. */
   private readonly started = new Map<string, { server: RunningServer | undefined; generation: number }>();
   private readonly shipped = new Set<string>();
+  /** Cells' work directories made by warm(). */
+  private readonly madeDirs = new Set<string>();
   private readonly abortAll = () => this.connections?.close();
   private closed = false;
   private readonly deploymentId: string;
@@ -287,6 +368,38 @@ class DeploymentSession {
       readyAndProbe,
     );
     signal.addEventListener("abort", this.abortAll, { once: true });
+    await this.warm();
+  }
+
+  /**
+   * Before any of this deployment's cells measures: every tool's version, assets and servers, all
+   * tools at once. Nothing measures on these hosts yet, so the parallel work perturbs nothing, and
+   * each cell then starts with only its own client left to run (idle servers wait in accept or
+   * select). One chain per tool: tools share no version, asset or server entry, so the chains
+   * never race on one. A failure here is left for the cell's own prepare() to meet again and
+   * report as that cell's error.
+   */
+  private async warm(): Promise<void> {
+    const connections = this.connections!;
+    const byTool = new Map<string, Cell[]>();
+    const dirsByClient = new Map<string, string[]>();
+    for (const cell of this.options.plan.cells) {
+      if (cell.deployment !== this.deploymentId) continue;
+      byTool.set(cell.tool, [...(byTool.get(cell.tool) ?? []), cell]);
+      dirsByClient.set(cell.from, [...(dirsByClient.get(cell.from) ?? []), cellWorkDir(connections.endpoint(cell.from).workDir, cell.id)]);
+    }
+    // Every cell's work directory, one command per client host (rather than one per cell, between measurements).
+    const made = [...dirsByClient].map(async ([role, dirs]) => {
+      const mk = await execWithTimeout(connections.get(role), `mkdir -p ${dirs.map(shellQuote).join(" ")}`, 30, this.options.signal).catch(() => undefined);
+      if (mk?.exitCode === 0) for (const d of dirs) this.madeDirs.add(d);
+    });
+    const prepared = [...byTool.values()].map(async (cells) => {
+      for (const cell of cells) {
+        if (this.options.signal.aborted) return;
+        await this.prepare(cell).catch(() => undefined);
+      }
+    });
+    await Promise.all([...made, ...prepared]);
   }
 
   /** Versions, assets and the server a cell needs; one cell at a time, so nothing starts twice. */
@@ -360,6 +473,7 @@ class DeploymentSession {
           // Only detached clients reconnect mid-cell: their collection waits out a longer outage.
           reconnectClient: (failed) => connections.reconnect(cell.from, failed, this.options.detachedReconnectDelaysMs ?? DETACHED_RECONNECT_DELAYS_MS),
           log: (m) => progress.log(m),
+          workDirReady: this.madeDirs.has(cellWorkDir(client.workDir, cell.id)),
           ...(again ? { reattach: { state: again, earlierRawDir: join(this.options.reattach!.earlierRunDir, "raw", cellSlug(cell.id)) } } : {}),
         },
         tool,
@@ -407,14 +521,17 @@ class DeploymentSession {
     this.options.signal.removeEventListener("abort", this.abortAll);
     const connections = this.connections;
     if (!connections) return;
-    // On the role's current connection: the one the server was started on may have been replaced.
-    for (const { role, server } of this.servers) {
-      try {
-        await stopServer(connections.get(role), server);
-      } catch {
-        // Closed or dropped: teardown removes the host and its processes.
-      }
-    }
+    // On the role's current connection (the one the server was started on may have been
+    // replaced); every host at once, its servers in one command.
+    const byRole = new Map<string, RunningServer[]>();
+    for (const { role, server } of this.servers) byRole.set(role, [...(byRole.get(role) ?? []), server]);
+    await Promise.all(
+      [...byRole].map(([role, servers]) =>
+        stopServers(connections.get(role), servers).catch(() => {
+          // Closed or dropped: teardown removes the host and its processes.
+        }),
+      ),
+    );
     connections.close();
   }
 }

@@ -96,5 +96,17 @@ export async function serverRunning(ssh: NodeSSH, server: RunningServer, signal?
 }
 
 export async function stopServer(ssh: NodeSSH, server: RunningServer): Promise<void> {
-  await execWithTimeout(ssh, `kill ${server.pid} 2>/dev/null; sleep 0.2; kill -9 ${server.pid} 2>/dev/null; true`, 10);
+  await stopServers(ssh, [server]);
+}
+
+/**
+ * Stops a host's servers in one command: SIGTERM to all, then SIGKILL to any still there after up
+ * to 2 s. Waits only as long as one is still running (usually a few ms), not a fixed pause per
+ * server: a run stops a server per measure and deployment.
+ */
+export async function stopServers(ssh: NodeSSH, servers: readonly RunningServer[]): Promise<void> {
+  if (servers.length === 0) return;
+  const pids = servers.map((s) => String(s.pid)).join(" ");
+  const anyAlive = `for p in ${pids}; do s=$(ps -o stat= -p "$p" 2>/dev/null); case "$s" in ""|Z*) ;; *) exit 0;; esac; done; exit 1`;
+  await execWithTimeout(ssh, `kill ${pids} 2>/dev/null; i=0; while [ $i -lt 40 ] && (${anyAlive}); do sleep 0.05; i=$((i+1)); done; kill -9 ${pids} 2>/dev/null; true`, 10);
 }

@@ -58,6 +58,15 @@ export interface TargetContext {
  */
 export interface Target {
   readonly name: string;
+  /**
+   * Each deployment is machines of its own (Azure: its own VMs, NICs and hosts), so one
+   * deployment measuring does not disturb another: the runner may run different deployments'
+   * cells at the same time, and a run takes about its slowest deployment rather than the sum of
+   * them. A deployment's own cells still run one after another. Absent or false: one deployment
+   * measures at a time — the local target, whose hosts all share this machine's CPUs (cpus.ts
+   * pins them on that assumption).
+   */
+  readonly concurrentDeployments?: boolean;
   up(plan: Plan, ctx: TargetContext): Promise<Environment>;
   down(): Promise<TeardownReport>;
 }

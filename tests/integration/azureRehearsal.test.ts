@@ -111,6 +111,10 @@ describe("rehearsal of every experiment through the real Pulumi engine", () => {
       expect(run.stdout).toMatch(/not emulated on azure: (accelnet|availabilitySet|ppg|region|size|zone)(, (accelnet|availabilitySet|ppg|region|size|zone))* — differences between variants that differ only in these are noise here, not findings/);
       // Hosts answered the probe from IMDS: the region and zone ARM was asked for.
       for (const v of run.results.variants) for (const h of v.hosts) expect(h.actual).toMatchObject({ region: h.region, zone: h.zone });
+      // Deployments are separate VMs: their cells ran at the same time (one deployment's cells span over another's), not one deployment after another.
+      expect(run.results.timing?.concurrentDeployments).toBe(true);
+      const spans = [...new Set(run.results.measurements.map((m) => m.deployment))].map((d) => run.results.measurements.filter((m) => m.deployment === d)).map((ms) => ({ from: Math.min(...ms.map((m) => Date.parse(m.startedAt))), to: Math.max(...ms.map((m) => Date.parse(m.finishedAt))) })).sort((a, b) => a.from - b.from);
+      if (spans.length > 1) expect(spans.some((s, k) => k > 0 && s.from < spans[k - 1]!.to), JSON.stringify(spans)).toBe(true);
 
       // ARM saw the run start with its group and end with the group's deletion, refused nothing, and kept nothing.
       expect(run.ops[0]).toMatchObject({ method: "PUT", type: "Microsoft.Resources/resourceGroups" });

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { NodeSSH } from "node-ssh";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ASSET_TIMEOUT_SECONDS, ensureAssets } from "../../../src/runner/assets.ts";
-import { LISTEN_TIMEOUT_MS, serverRunning, startServer, stopServer } from "../../../src/runner/servers.ts";
+import { LISTEN_TIMEOUT_MS, serverRunning, startServer, stopServer, stopServers } from "../../../src/runner/servers.ts";
 import type { ToolModule } from "../../../src/tools/types.ts";
 import { tempDirs } from "../../tempDirs.ts";
 import { endpoint, fakeSsh, never } from "./fakeSsh.ts";
@@ -174,6 +174,36 @@ describe("startServer on a real shell: a server of ours whose pid latlab never l
         }
       }
       bystander.kill("SIGKILL");
+    }
+  });
+});
+
+describe("stopServers on a real shell", () => {
+  it("stops several servers in one command, SIGKILLs one that ignores SIGTERM, and leaves other processes alone", async () => {
+    const ssh = localShell();
+    const polite = spawn("sleep", ["120"], { stdio: "ignore" });
+    // Ignores SIGTERM: only the SIGKILL after the wait stops it.
+    const stubborn = spawn("sh", ["-c", "trap '' TERM; echo ready; while :; do sleep 1; done"], { stdio: ["ignore", "pipe", "ignore"] });
+    const bystander = spawn("sleep", ["120"], { stdio: "ignore" });
+    const server = (pid: number) => ({ tool: "t", host: "d0/server", port: 1, pid, log: "/dev/null" });
+    try {
+      // Not before the shell has installed its trap (it says so), however slow the machine.
+      await new Promise((r) => stubborn.stdout!.once("data", r));
+      await stopServers(ssh, [server(polite.pid!), server(stubborn.pid!)]);
+      // Reaped by this process once exited: wait for both exit events rather than poll /proc.
+      const exited = (c: ReturnType<typeof spawn>) => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise((r) => c.once("exit", r)));
+      await Promise.all([exited(polite), exited(stubborn)]);
+      expect(polite.signalCode).toBe("SIGTERM");
+      expect(stubborn.signalCode).toBe("SIGKILL");
+      expect(alive(bystander.pid!)).toBe(true);
+      const counting = fakeSsh("server", () => ({}));
+      await stopServers(counting.ssh, [server(11), server(12), server(13)]);
+      expect(counting.commands).toHaveLength(1);
+      expect(counting.commands[0]).toMatch(/^kill 11 12 13 /);
+      await stopServers(counting.ssh, []);
+      expect(counting.commands).toHaveLength(1);
+    } finally {
+      for (const c of [polite, stubborn, bystander]) c.kill("SIGKILL");
     }
   });
 });
