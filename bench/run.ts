@@ -1,15 +1,8 @@
-// Performance benchmarks (not tests): how long the hot paths take on run-sized inputs.
-// Run with `npm run bench`. Prints one line per case: median of 5 runs.
+// Performance benchmarks (not tests): how long the hot paths take on run-sized inputs, each
+// figure printed with its ratio to a reference (numpy on the same samples, a target, a hand-run
+// tool, the measurement time asked for). Run with `npm run bench`.
 import { readFileSync } from "node:fs";
-import { compare } from "../src/results/compare.ts";
-import { Distribution } from "../src/results/distribution.ts";
 import { sockperf, sockperfFullLogPath } from "../src/tools/sockperf/index.ts";
-
-function lognormal(n: number, seed: number): number[] {
-  let s = seed >>> 0;
-  const rand = () => ((s = (s * 1664525 + 1013904223) >>> 0) + 0.5) / 2 ** 32;
-  return Array.from({ length: n }, () => Math.exp(4 + 0.3 * Math.sqrt(-2 * Math.log(rand())) * Math.cos(2 * Math.PI * rand())));
-}
 
 function time(label: string, fn: () => void): void {
   const runs: number[] = [];
@@ -22,10 +15,8 @@ function time(label: string, fn: () => void): void {
   console.log(`${label.padEnd(56)} ${runs[2]!.toFixed(1)} ms (median of 5)`);
 }
 
-const a = lognormal(100_000, 1);
-const b = lognormal(100_000, 2);
-time("Distribution.add + summary, 1e5 samples", () => new Distribution("rtt", "us").add(a).summary());
-time("compare (bootstrap 1000 + Mann-Whitney), 2×1e5", () => compare(a, b));
+const { summaryVsNumpyBench } = await import("./summaryVsNumpy.ts");
+await summaryVsNumpyBench();
 
 // A 60 s sockperf run at full rate writes ~350k full-log rows: build one from a real capture.
 const fixture = new URL("../tests/fixtures/sockperf/", import.meta.url);
@@ -46,3 +37,10 @@ await historySizeBench();
 
 const { reportSizeBench } = await import("./reportSize.ts");
 await reportSizeBench();
+
+const { harnessPerturbationBench } = await import("./harnessPerturbation.ts");
+await harnessPerturbationBench();
+
+// Last: a whole run (~40 s), after the harness figure above.
+const { runOverheadBench } = await import("./runOverhead.ts");
+await runOverheadBench();
