@@ -148,7 +148,8 @@ export async function reportLine(dir: string, results: Results, samplesOf: (cell
     const written = await writeReport(dir, results, samplesOf);
     return `report: ${written.html} (and report.md)`;
   } catch (error) {
-    return `report: not written in ${dir}: ${(error as Error).message.split("\n")[0]} (\`latlab report ${dir}\` makes it later)`;
+    const why = error instanceof Error ? error.message : String(error);
+    return `report: not written in ${dir}: ${why.split("\n")[0]} (\`latlab report ${dir}\` makes it later)`;
   }
 }
 

@@ -67,7 +67,7 @@ export function nearestRank(n: number, num: number, den: number): number {
 /** The samples {@link Distribution.add} takes: a plain array or a typed array (a parser's Float64Array). */
 export type Samples = ArrayLike<number>;
 
-function allNumbers(samples: readonly unknown[]): boolean {
+function allNumbers(samples: ArrayLike<unknown>): boolean {
   for (let i = 0; i < samples.length; i++) if (typeof samples[i] !== "number") return false;
   return true;
 }
@@ -90,8 +90,6 @@ function firstInvalid(samples: Samples): RangeError {
  */
 const SUB_BUCKET_HALF_COUNT_MAGNITUDE = 10;
 const SUB_BUCKET_HALF_COUNT = 1 << SUB_BUCKET_HALF_COUNT_MAGNITUDE;
-/** Buckets needed for MAX_VALUE · VALUE_SCALE (10¹², ⌊log₂⌋ = 39): b ≤ 29; one spare. */
-const PRE_BUCKETS = 31;
 
 /**
  * Why this exists: hdr-histogram-js' recordValue costs ~100 ns a call (10 M samples: 1 s), 5×
@@ -100,12 +98,14 @@ const PRE_BUCKETS = 31;
  * the library once with its count gives the histogram the same counts as recording one value at a
  * time — HdrHistogram cannot tell values of one bucket apart — in ~10 ns a sample.
  */
-function preBucket(samples: Samples, counts: Float64Array): void {
+function preBucket(samples: Samples, counts: Float64Array, first: number): void {
   const n = samples.length;
-  for (let i = 0; i < n; i++) {
-    const scaled = (samples[i] as number) * VALUE_SCALE;
-    counts[scaled >= 1 && scaled < 0x7fff_ffff ? commonIndex(scaled) : otherIndex(scaled)]! += 1;
-  }
+  for (let i = 0; i < n; i++) counts[indexOf((samples[i] as number) * VALUE_SCALE) - first]! += 1;
+}
+
+/** The histogram's counts index of a scaled value (never decreasing as the value grows). */
+function indexOf(scaled: number): number {
+  return scaled >= 1 && scaled < 0x7fff_ffff ? commonIndex(scaled) : otherIndex(scaled);
 }
 
 /**
@@ -192,8 +192,9 @@ export class Distribution {
     }
     // Checked in bulk, before anything is recorded (all-or-nothing): a NaN makes the sum NaN, a
     // string makes it a string, anything out of range moves min or max out of [0, MAX_VALUE]. Only
-    // a plain array can hold a non-number that slips past those (null counts as 0): look for it.
-    if (typeof sum !== "number" || !Number.isFinite(sum) || !(min >= 0 && max <= MAX_VALUE) || (Array.isArray(samples) && !allNumbers(samples))) {
+    // something other than a typed array can hold a non-number that slips past those (null counts
+    // as 0): look for it there.
+    if (typeof sum !== "number" || !Number.isFinite(sum) || !(min >= 0 && max <= MAX_VALUE) || (!ArrayBuffer.isView(samples) && !allNumbers(samples))) {
       throw firstInvalid(samples);
     }
     const rough = sum / n;
@@ -208,11 +209,14 @@ export class Distribution {
     const m2 = Math.max(0, ss - (sd * sd) / n);
     this.#combine(n, mean, m2, min, max);
 
-    const counts = new Float64Array(PRE_BUCKETS * SUB_BUCKET_HALF_COUNT + SUB_BUCKET_HALF_COUNT);
-    preBucket(samples, counts);
-    for (let index = 0; index < counts.length; index++) {
-      const count = counts[index]!;
+    // Only the indices between min's and max's: a batch of three samples must not pay for 32 768.
+    const first = indexOf(min * VALUE_SCALE);
+    const counts = new Float64Array(indexOf(max * VALUE_SCALE) - first + 1);
+    preBucket(samples, counts, first);
+    for (let at = 0; at < counts.length; at++) {
+      const count = counts[at]!;
       if (count === 0) continue;
+      const index = first + at;
       // The lowest value of the bucket: the library files it under this same index.
       const b = Math.max((index >>> SUB_BUCKET_HALF_COUNT_MAGNITUDE) - 1, 0);
       const sub = index - (b << SUB_BUCKET_HALF_COUNT_MAGNITUDE);

@@ -164,7 +164,10 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     checkpoint(true);
     progress.log(`bringing up ${plan.estimate.hosts} hosts on ${target.name}…`);
     const upStarted = performance.now();
-    const sideWork = options.whileBringingUp?.().catch(() => undefined);
+    // Started on the next tick, so that even a callback that throws at once fails nothing.
+    const sideWork = Promise.resolve()
+      .then(() => options.whileBringingUp?.())
+      .catch(() => undefined);
     environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m), signal }).finally(async () => {
       await sideWork;
       clock.bringUp = (performance.now() - upStarted) / 1000;
@@ -386,7 +389,13 @@ class DeploymentSession {
     for (const cell of this.options.plan.cells) {
       if (cell.deployment !== this.deploymentId) continue;
       byTool.set(cell.tool, [...(byTool.get(cell.tool) ?? []), cell]);
-      dirsByClient.set(cell.from, [...(dirsByClient.get(cell.from) ?? []), cellWorkDir(connections.endpoint(cell.from).workDir, cell.id)]);
+      let workDir: string;
+      try {
+        workDir = cellWorkDir(connections.endpoint(cell.from).workDir, cell.id);
+      } catch {
+        continue; // A role the target did not bring up: that cell's own prepare() says so, no other cell's.
+      }
+      dirsByClient.set(cell.from, [...(dirsByClient.get(cell.from) ?? []), workDir]);
     }
     // Every cell's work directory, one command per client host (rather than one per cell, between measurements).
     const made = [...dirsByClient].map(async ([role, dirs]) => {
@@ -394,9 +403,14 @@ class DeploymentSession {
       if (mk?.exitCode === 0) for (const d of dirs) this.madeDirs.add(d);
     });
     const prepared = [...byTool.values()].map(async (cells) => {
+      // A server that would not start here is tried once, not once per cell of its measure: the
+      // cells' own prepare() tries again and reports it (a server that never listens costs 15 s).
+      const failed = new Set<string>();
       for (const cell of cells) {
         if (this.options.signal.aborted) return;
-        await this.prepare(cell).catch(() => undefined);
+        const server = `${cell.to}/${cell.measure}/${cell.path}`;
+        if (failed.has(server)) continue;
+        await this.prepare(cell).catch(() => failed.add(server));
       }
     });
     await Promise.all([...made, ...prepared]);
@@ -421,7 +435,9 @@ class DeploymentSession {
       });
     if (!(tool.name in this.toolVersions)) {
       const v = await on(client, "client", () => execWithTimeout(clientSsh, tool.versionCommand, 10, signal));
-      this.toolVersions[tool.name] = tool.parseVersion(`${v.stdout}\n${v.stderr}`) ?? "unknown";
+      const version = tool.parseVersion(`${v.stdout}\n${v.stderr}`);
+      // Deployments opening at once may each ask: a version found is never replaced by "unknown".
+      if (version !== undefined || !(tool.name in this.toolVersions)) this.toolVersions[tool.name] = version ?? "unknown";
     }
     const clientAssets = await on(client, "client", () => ensureAssets(clientSsh, client, tool, this.shipped, signal));
     const serverAssets = await on(server, "server", () => ensureAssets(serverSsh, server, tool, this.shipped, signal));

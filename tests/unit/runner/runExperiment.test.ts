@@ -218,3 +218,63 @@ describe("runExperiment: servers listen on the path's own address", () => {
     expect(serverCommands[0]).toMatch(/-i '?10\.0\.0\.4'? /);
   });
 });
+
+describe("runExperiment prepares every deployment before the first cell", () => {
+  /** Two sockperf measures, two repetitions each: four cells per deployment. */
+  const repeated: Plan = buildPlan(
+    defineExperiment({
+      name: "fake",
+      description: "warm",
+      hosts: { a: {}, c: {}, server: {} },
+      repetitions: 2,
+      measure: [
+        { tool: "sockperf", params: { duration: 1 }, pairs: [{ from: "a", to: "server" }] },
+        { tool: "sockperf", params: { duration: 1, messageSize: 256 }, pairs: [{ from: "c", to: "server" }] },
+      ],
+    }),
+  );
+  const sockperfHosts = (startServer: () => { stdout?: string; code?: number }) => {
+    const commands: string[] = [];
+    const connect: Connect = async (h) =>
+      fakeSsh(h.role, (cmd) => {
+        commands.push(`${h.role}: ${cmd}`);
+        if (cmd.includes("echo $!")) return startServer();
+        if (cmd.includes("listening")) return { stdout: "listening" };
+        return { stdout: "sockperf: == version #3.10-0.git == " };
+      }).ssh;
+    return { commands, connect };
+  };
+
+  it("starts each server once, before any client, and makes every cell's work folder in one command per client host", async () => {
+    const hosts = sockperfHosts(() => ({ stdout: "4242" }));
+    const { results } = await runExperiment({ source: "fake.ts", plan: repeated, target: fakeTarget((d, role) => endpoint(d, role)), runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: new AbortController().signal, connect: hosts.connect }).then((r) => ({ results: r }));
+    expect(results.measurements).toHaveLength(4);
+    const starts = hosts.commands.filter((c) => c.startsWith("server: ") && c.includes("echo $!"));
+    expect(starts).toHaveLength(2);
+    const firstClient = hosts.commands.findIndex((c) => /^(a|c): .*sockperf (pp|ping-pong)/.test(c));
+    expect(firstClient).toBeGreaterThan(-1);
+    expect(hosts.commands.findLastIndex((c) => c.includes("echo $!"))).toBeLessThan(firstClient);
+    // One mkdir per client host, naming both of its cells; none per cell afterwards.
+    const mkdirs = hosts.commands.filter((c) => /^(a|c): mkdir -p /.test(c));
+    expect(mkdirs).toHaveLength(2);
+    for (const m of mkdirs) expect(m.split(" ").length).toBe(5); // "a: mkdir -p <dir> <dir>"
+  });
+
+  it("a server that will not start is tried once before the cells, then by each of its cells, which report it", async () => {
+    let attempts = 0;
+    const hosts = sockperfHosts(() => (++attempts, { code: 1, stdout: "", stderr: "sockperf: bind failed" } as never));
+    const { results } = await runExperiment({ source: "fake.ts", plan: repeated, target: fakeTarget((d, role) => endpoint(d, role)), runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: new AbortController().signal, connect: hosts.connect }).then((r) => ({ results: r }));
+    // Two measures' servers: each tried once while preparing, then once per cell (2 cells each).
+    expect(attempts).toBe(2 + 4);
+    for (const m of results.measurements) expect(m.error).toMatch(/could not start sockperf server/);
+  });
+
+  it("a client role the target did not bring up fails that role's cells only", async () => {
+    const hosts = sockperfHosts(() => ({ stdout: "4242" }));
+    const target = fakeTarget((d, role) => (role === "c" ? undefined : endpoint(d, role)));
+    const results = await runExperiment({ source: "fake.ts", plan: repeated, target, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: new AbortController().signal, connect: hosts.connect });
+    // a's cells ran their client (the fake's output is no sockperf summary: what fails them then is parsing, not c).
+    for (const m of results.measurements) expect(m.error).toMatch(m.from === "a" ? /no latency summary/ : /no host "c"/);
+    expect(hosts.commands.filter((c) => /^a: .*sockperf (pp|ping-pong)/.test(c))).toHaveLength(2);
+  });
+});
