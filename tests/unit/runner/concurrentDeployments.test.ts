@@ -12,11 +12,11 @@ import { buildPlan, defineExperiment } from "../../../src/index.ts";
 import type { Plan } from "../../../src/plan/types.ts";
 import { timingLine } from "../../../src/report/table.ts";
 import type { Connect } from "../../../src/runner/connections.ts";
-import type { Progress } from "../../../src/runner/progress.ts";
 import { runExperiment, type RunOptions } from "../../../src/runner/runExperiment.ts";
 import type { Target } from "../../../src/targets/target.ts";
-import { delay, endpoint, fakeSsh, never, type FakeSsh } from "./fakeSsh.ts";
+import { delay, fakeSsh, never, type FakeSsh } from "./fakeSsh.ts";
 import { tempDirs } from "../../tempDirs.ts";
+import { fakeTarget, silentProgress } from "./fakeTarget.ts";
 
 const tempDir = tempDirs();
 const pingOut = readFileSync(join(import.meta.dirname, "../../fixtures/ping/normal.stdout"), "utf8");
@@ -34,23 +34,6 @@ const plan: Plan = buildPlan(
 );
 const DEPLOYMENTS = plan.deployments.map((d) => d.id);
 
-const silent: Progress = { start() {}, cellStarted() {}, cellFinished() {}, log() {}, stop() {} };
-
-function fakeTarget(concurrentDeployments: boolean | undefined): Target & { downs: number } {
-  const target = {
-    name: "fake",
-    ...(concurrentDeployments === undefined ? {} : { concurrentDeployments }),
-    downs: 0,
-    async up(p: Plan) {
-      return { hosts: p.deployments.flatMap((d) => d.hosts.map((h) => endpoint(d.id, h.role))), shaping: { latency: "not-applicable" as const, bandwidth: "not-applicable" as const, note: "fake" }, facts: {} };
-    },
-    async down() {
-      target.downs++;
-      return { status: "ok" as const, errors: [], removed: [] };
-    },
-  };
-  return target;
-}
 
 /**
  * Fake hosts whose client pings record `start`/`end` events. The n-th ping of a deployment ends
@@ -85,12 +68,12 @@ function recordingHosts(options: { waitFor?: readonly string[]; ping?: (deployme
 }
 
 const run = (target: Target, connect: Connect, over: Partial<RunOptions> = {}) =>
-  runExperiment({ source: "fake.ts", plan, target, runId: "unit", runDir: tempDir("latlab-unit-concurrent-"), progress: silent, signal: new AbortController().signal, connect, ...over });
+  runExperiment({ source: "fake.ts", plan, target, runId: "unit", runDir: tempDir("latlab-unit-concurrent-"), progress: silentProgress, signal: new AbortController().signal, connect, ...over });
 
 describe("runExperiment: deployments at the same time", () => {
   it("on a target whose deployments are separate machines, two deployments' cells overlap, each deployment's own one after another", async () => {
     const hosts = recordingHosts({ waitFor: DEPLOYMENTS });
-    const results = await run(fakeTarget(true), hosts.connect);
+    const results = await run(fakeTarget({ concurrentDeployments: true }), hosts.connect);
     expect(results.status).toBe("complete");
     for (const n of [0, 1]) {
       // Both deployments' n-th ping started before either ended: they ran over each other.
@@ -120,7 +103,7 @@ describe("runExperiment: deployments at the same time", () => {
       }
       return hosts.connect(h, o);
     };
-    const results = await run(fakeTarget(true), connect);
+    const results = await run(fakeTarget({ concurrentDeployments: true }), connect);
     for (const m of results.measurements) {
       if (m.deployment === good) expect([m.status, m.error]).toEqual(["ok", undefined]);
       else expect([m.status, m.error]).toEqual(["failed", `${bad}/client: host key does not match`]);
@@ -140,7 +123,7 @@ describe("runExperiment: deployments at the same time", () => {
         await never();
       },
     });
-    const target = fakeTarget(true);
+    const target = fakeTarget({ concurrentDeployments: true });
     const results = await run(target, hosts.connect, { signal: controller.signal });
     expect(results.status).toBe("interrupted");
     expect(target.downs).toBe(1);
@@ -155,8 +138,8 @@ describe("runExperiment: deployments at the same time", () => {
 
 describe("runExperiment: one deployment at a time", () => {
   for (const [name, target, over] of [
-    ["a target without the capability", fakeTarget(undefined), {}],
-    ["a target with it, asked for concurrency: serial (--serial)", fakeTarget(true), { concurrency: "serial" as const }],
+    ["a target without the capability", fakeTarget(), {}],
+    ["a target with it, asked for concurrency: serial (--serial)", fakeTarget({ concurrentDeployments: true }), { concurrency: "serial" as const }],
   ] as const) {
     it(`${name}: every cell ends before the next starts, in runOrder's A B A B`, async () => {
       // A ping takes a moment: deployments running over each other would interleave here.

@@ -14,10 +14,10 @@ import { DETACHED_RECONNECT_DELAYS_MS, HostConnections, RECONNECT_DELAYS_MS, Rec
 import type { Progress } from "../../../src/runner/progress.ts";
 import { runExperiment } from "../../../src/runner/runExperiment.ts";
 import { ConnectionLostError, execWithTimeout, watchConnection } from "../../../src/runner/ssh.ts";
-import type { HostEndpoint, Target } from "../../../src/targets/target.ts";
 import type { ClientOutput, ToolModule } from "../../../src/tools/types.ts";
 import { tempDirs } from "../../tempDirs.ts";
 import { endpoint, fakeSsh, never, type FakeSsh, type Handler } from "./fakeSsh.ts";
+import { fakeTarget, silentProgress } from "./fakeTarget.ts";
 
 const tempDir = tempDirs();
 const FIXTURES = join(import.meta.dirname, "../../fixtures");
@@ -25,7 +25,6 @@ const PING_OUT = readFileSync(join(FIXTURES, "ping/normal.stdout"), "utf8");
 const QPERF_OUT = readFileSync(join(FIXTURES, "qperf/tcp_lat.vv-uu.stdout"), "utf8");
 const ISO = String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`;
 
-const silent: Progress = { start() {}, cellStarted() {}, cellFinished() {}, log() {}, stop() {} };
 
 // ---------------------------------------------------------------------------------------------
 // execWithTimeout: an exit code is never null
@@ -257,19 +256,6 @@ describe("HostConnections.use after a drop", () => {
 // ---------------------------------------------------------------------------------------------
 // runExperiment: the cells after a drop
 
-function fakeTarget(): Target {
-  return {
-    name: "fake",
-    async up(plan: Plan) {
-      const hosts: HostEndpoint[] = plan.deployments.flatMap((d) => d.hosts.map((h) => endpoint(d.id, h.role)));
-      return { hosts, shaping: { latency: "not-applicable" as const, bandwidth: "not-applicable" as const, note: "shaping: not applicable (fake)" }, facts: {} };
-    },
-    async down() {
-      return { status: "ok" as const, errors: [], removed: [] };
-    },
-  };
-}
-
 /** Two deployments (ppg=false, ppg=true) of client + server, three ping repetitions each. */
 const pingPlan: Plan = buildPlan(
   defineExperiment({
@@ -284,7 +270,7 @@ const pingPlan: Plan = buildPlan(
 
 const pingHost: Handler = (cmd) => (cmd.includes("ping -D") ? { stdout: PING_OUT } : { stdout: "ping from iputils 20240117" });
 
-async function runWith(plan: Plan, connect: Connect, progress: Progress = silent) {
+async function runWith(plan: Plan, connect: Connect, progress: Progress = silentProgress) {
   return runExperiment({ source: "fake.ts", plan, target: fakeTarget(), runId: "unit", runDir: tempDir("latlab-unit-loss-run-"), progress, signal: new AbortController().signal, connect, reconnectDelaysMs: [1, 1, 1] });
 }
 
@@ -306,7 +292,7 @@ describe("runExperiment when a client's connection drops during a cell", () => {
       });
       return fake.ssh;
     };
-    const results = await runWith(pingPlan, connect, { ...silent, log: (m) => logs.push(m) });
+    const results = await runWith(pingPlan, connect, { ...silentProgress, log: (m) => logs.push(m) });
     const byCell = results.measurements.map((m) => `${m.variant} rep${m.repetition}: ${m.status}${m.error ? ` ${m.error}` : ""}`);
     expect(byCell[0]).toMatch(new RegExp(`^ppg=false rep0: failed connection to client \\(127\\.0\\.0\\.1:1\\) lost at ${ISO} during ping client \\(the host closed the connection\\)$`));
     expect(byCell.slice(1)).toEqual(["ppg=false rep1: ok", "ppg=false rep2: ok", "ppg=true rep0: ok", "ppg=true rep1: ok", "ppg=true rep2: ok"]);
@@ -395,7 +381,7 @@ describe("runExperiment when a server host's connection drops", () => {
         return { stdout: "qperf 0.4.11" };
       }).ssh;
     };
-    const results = await runWith(qperfPlan, connect, { ...silent, log: (m) => logs.push(m) });
+    const results = await runWith(qperfPlan, connect, { ...silentProgress, log: (m) => logs.push(m) });
     return { results, servers, logs };
   }
 

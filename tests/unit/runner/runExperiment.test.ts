@@ -6,9 +6,10 @@ import type { Plan } from "../../../src/plan/types.ts";
 import type { Connect } from "../../../src/runner/connections.ts";
 import type { Progress } from "../../../src/runner/progress.ts";
 import { runExperiment, runStatus } from "../../../src/runner/runExperiment.ts";
-import type { HostEndpoint, Target } from "../../../src/targets/target.ts";
+import type { Target } from "../../../src/targets/target.ts";
 import { delay, endpoint, fakeSsh, never, type FakeSsh } from "./fakeSsh.ts";
 import { tempDirs } from "../../tempDirs.ts";
+import { fakeTarget, silentProgress } from "./fakeTarget.ts";
 
 const tempDir = tempDirs();
 
@@ -23,27 +24,11 @@ const plan: Plan = buildPlan(
   }),
 );
 
-const silent: Progress = { start() {}, cellStarted() {}, cellFinished() {}, log() {}, stop() {} };
 
-function fakeTarget(hosts: (deployment: string, role: string) => HostEndpoint | undefined): Target & { downs: number } {
-  const target = {
-    name: "fake",
-    downs: 0,
-    async up(p: Plan) {
-      const endpoints = p.deployments.flatMap((d) => d.hosts.map((h) => hosts(d.id, h.role)).filter((e): e is HostEndpoint => e !== undefined));
-      return { hosts: endpoints, shaping: { latency: "not-applicable" as const, bandwidth: "not-applicable" as const, note: "shaping: not applicable (fake)" }, facts: {} };
-    },
-    async down() {
-      target.downs++;
-      return { status: "ok" as const, errors: [], removed: [] };
-    },
-  };
-  return target;
-}
 
 const run = (target: Target, connect: Connect) => {
   const runDir = tempDir("latlab-unit-run-");
-  return runExperiment({ source: "fake.ts", plan, target, runId: "unit", runDir, progress: silent, signal: new AbortController().signal, connect }).then((results) => ({ results, runDir }));
+  return runExperiment({ source: "fake.ts", plan, target, runId: "unit", runDir, progress: silentProgress, signal: new AbortController().signal, connect }).then((results) => ({ results, runDir }));
 };
 
 describe("runExperiment against unreachable hosts", () => {
@@ -60,7 +45,7 @@ describe("runExperiment against unreachable hosts", () => {
       opened.push({ fake, deployment: h.deployment });
       return fake.ssh;
     };
-    const target = fakeTarget((d, role) => endpoint(d, role, { ready: { command: "cloud-init status --wait", timeoutSeconds: 600 } }));
+    const target = fakeTarget({ host: (d, role) => endpoint(d, role, { ready: { command: "cloud-init status --wait", timeoutSeconds: 600 } }) });
     const { results, runDir } = await run(target, connect);
 
     expect(new Set(connectCalls).size).toBe(2);
@@ -85,7 +70,7 @@ describe("runExperiment against unreachable hosts", () => {
       fakes.push(f);
       return f.ssh;
     };
-    const target = fakeTarget((d, role) => (role === "server" ? undefined : endpoint(d, role)));
+    const target = fakeTarget({ host: (d, role) => (role === "server" ? undefined : endpoint(d, role)) });
     const { results } = await run(target, connect);
     for (const m of results.measurements) {
       expect(m.status).toBe("failed");
@@ -120,7 +105,7 @@ describe("runExperiment: the order cells run in", () => {
       }),
     );
     const started: string[] = [];
-    const progress: Progress = { ...silent, cellStarted: (label) => started.push(label) };
+    const progress: Progress = { ...silentProgress, cellStarted: (label) => started.push(label) };
     const fakes: { deployment: string; fake: FakeSsh }[] = [];
     const connect: Connect = async (h) => {
       const f = fakeSsh(h.role, () => ({ stdout: "ping from iputils 20240117" }));
@@ -128,7 +113,7 @@ describe("runExperiment: the order cells run in", () => {
       return f.ssh;
     };
     const runDir = tempDir("latlab-unit-run-");
-    const results = await runExperiment({ source: "fake.ts", plan: twoReps, target: fakeTarget((d, role) => endpoint(d, role)), runId: "unit", runDir, progress, signal: new AbortController().signal, connect });
+    const results = await runExperiment({ source: "fake.ts", plan: twoReps, target: fakeTarget(), runId: "unit", runDir, progress, signal: new AbortController().signal, connect });
     expect(started).toEqual(["ppg=false ping client->server", "ppg=true ping client->server", "ppg=false ping client->server rep1", "ppg=true ping client->server rep1"]);
     // One connection per host for the whole run, all closed at the end.
     expect(fakes.map((f) => `${f.deployment}/${f.fake.name}`).sort()).toEqual(["ppg=false/client", "ppg=false/server", "ppg=true/client", "ppg=true/server"]);
@@ -140,7 +125,7 @@ describe("runExperiment: the order cells run in", () => {
 describe("runExperiment: where the time went", () => {
   it("results.json times bring-up, each cell's setup / client / collection / parse, teardown and the total, against what the tools were asked to measure", async () => {
     const pingOut = readFileSync(join(import.meta.dirname, "../../fixtures/ping/normal.stdout"), "utf8");
-    const target = fakeTarget((d, role) => endpoint(d, role));
+    const target = fakeTarget();
     const up = target.up.bind(target);
     target.up = async (p, ctx) => {
       await new Promise((r) => setTimeout(r, 60));
@@ -176,12 +161,12 @@ describe("runExperiment: Ctrl-C during teardown", () => {
     const pingOut = readFileSync(join(import.meta.dirname, "../../fixtures/ping/normal.stdout"), "utf8");
     const connect: Connect = async (h) => fakeSsh(h.role, (cmd) => (/\bping\b.*-c/.test(cmd) ? { stdout: pingOut } : { stdout: "ping from iputils 20240117" })).ssh;
     const controller = new AbortController();
-    const target = fakeTarget((d, role) => endpoint(d, role));
+    const target = fakeTarget();
     target.down = async () => {
       controller.abort(); // the user's Ctrl-C, while teardown runs
       return { status: "ok" as const, errors: [], removed: [] };
     };
-    const results = await runExperiment({ source: "fake.ts", plan, target, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: controller.signal, connect });
+    const results = await runExperiment({ source: "fake.ts", plan, target, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silentProgress, signal: controller.signal, connect });
     expect(results.measurements.map((m) => [m.status, m.error])).toEqual(plan.cells.map(() => ["ok", undefined]));
     expect(results.status).toBe("complete");
   });
@@ -206,13 +191,13 @@ describe("runExperiment: servers listen on the path's own address", () => {
         if (cmd.includes("listening")) return { stdout: "listening" };
         return { stdout: "sockperf: == version #3.10-0.git == " };
       }).ssh;
-    const target = fakeTarget((d, role) => endpoint(d, role, { privateAddress: "198.18.1.5", publicAddress: "198.19.64.9" }));
-    await runExperiment({ source: "fake.ts", plan: paths, target, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: new AbortController().signal, connect });
+    const target = fakeTarget({ host: (d, role) => endpoint(d, role, { privateAddress: "198.18.1.5", publicAddress: "198.19.64.9" }) });
+    await runExperiment({ source: "fake.ts", plan: paths, target, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silentProgress, signal: new AbortController().signal, connect });
     expect(serverCommands.map((c) => /sockperf sr --tcp -i '?([\d.]+)'? -p/.exec(c)?.[1] ?? /sockperf sr -i '?([\d.]+)'?/.exec(c)?.[1])).toEqual(["198.18.1.5", "198.19.64.9"]);
     // Azure: the public IP is translated to the private address on the way in.
     serverCommands.length = 0;
-    const azureLike = fakeTarget((d, role) => endpoint(d, role, { privateAddress: "10.0.0.4", publicAddress: "198.19.64.9", publicPathArrivesAt: "10.0.0.4" }));
-    await runExperiment({ source: "fake.ts", plan: paths, target: azureLike, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: new AbortController().signal, connect });
+    const azureLike = fakeTarget({ host: (d, role) => endpoint(d, role, { privateAddress: "10.0.0.4", publicAddress: "198.19.64.9", publicPathArrivesAt: "10.0.0.4" }) });
+    await runExperiment({ source: "fake.ts", plan: paths, target: azureLike, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silentProgress, signal: new AbortController().signal, connect });
     // Both paths arrive at one address: one server serves both.
     expect(serverCommands).toHaveLength(1);
     expect(serverCommands[0]).toMatch(/-i '?10\.0\.0\.4'? /);
@@ -247,7 +232,7 @@ describe("runExperiment prepares every deployment before the first cell", () => 
 
   it("starts each server once, before any client, and makes every cell's work folder in one command per client host", async () => {
     const hosts = sockperfHosts(() => ({ stdout: "4242" }));
-    const { results } = await runExperiment({ source: "fake.ts", plan: repeated, target: fakeTarget((d, role) => endpoint(d, role)), runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: new AbortController().signal, connect: hosts.connect }).then((r) => ({ results: r }));
+    const { results } = await runExperiment({ source: "fake.ts", plan: repeated, target: fakeTarget(), runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silentProgress, signal: new AbortController().signal, connect: hosts.connect }).then((r) => ({ results: r }));
     expect(results.measurements).toHaveLength(4);
     const starts = hosts.commands.filter((c) => c.startsWith("server: ") && c.includes("echo $!"));
     expect(starts).toHaveLength(2);
@@ -263,7 +248,7 @@ describe("runExperiment prepares every deployment before the first cell", () => 
   it("a server that will not start is tried once before the cells, then by each of its cells, which report it", async () => {
     let attempts = 0;
     const hosts = sockperfHosts(() => (++attempts, { code: 1, stdout: "", stderr: "sockperf: bind failed" } as never));
-    const { results } = await runExperiment({ source: "fake.ts", plan: repeated, target: fakeTarget((d, role) => endpoint(d, role)), runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: new AbortController().signal, connect: hosts.connect }).then((r) => ({ results: r }));
+    const { results } = await runExperiment({ source: "fake.ts", plan: repeated, target: fakeTarget(), runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silentProgress, signal: new AbortController().signal, connect: hosts.connect }).then((r) => ({ results: r }));
     // Two measures' servers: each tried once while preparing, then once per cell (2 cells each).
     expect(attempts).toBe(2 + 4);
     for (const m of results.measurements) expect(m.error).toMatch(/could not start sockperf server/);
@@ -271,8 +256,8 @@ describe("runExperiment prepares every deployment before the first cell", () => 
 
   it("a client role the target did not bring up fails that role's cells only", async () => {
     const hosts = sockperfHosts(() => ({ stdout: "4242" }));
-    const target = fakeTarget((d, role) => (role === "c" ? undefined : endpoint(d, role)));
-    const results = await runExperiment({ source: "fake.ts", plan: repeated, target, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silent, signal: new AbortController().signal, connect: hosts.connect });
+    const target = fakeTarget({ host: (d, role) => (role === "c" ? undefined : endpoint(d, role)) });
+    const results = await runExperiment({ source: "fake.ts", plan: repeated, target, runId: "unit", runDir: tempDir("latlab-unit-run-"), progress: silentProgress, signal: new AbortController().signal, connect: hosts.connect });
     // a's cells ran their client (the fake's output is no sockperf summary: what fails them then is parsing, not c).
     for (const m of results.measurements) expect(m.error).toMatch(m.from === "a" ? /no latency summary/ : /no host "c"/);
     expect(hosts.commands.filter((c) => /^a: .*sockperf (pp|ping-pong)/.test(c))).toHaveLength(2);

@@ -12,12 +12,11 @@ import { RunFiles } from "../../../src/results/runFiles.ts";
 import { ResultsSchema, type Results } from "../../../src/results/schema.ts";
 import { cellSlug, runCell } from "../../../src/runner/cellRunner.ts";
 import type { Connect } from "../../../src/runner/connections.ts";
-import type { Progress } from "../../../src/runner/progress.ts";
 import { checkpointDue, runExperiment } from "../../../src/runner/runExperiment.ts";
-import type { HostEndpoint, Target } from "../../../src/targets/target.ts";
 import { findTool } from "../../../src/tools/registry.ts";
 import { endpoint, fakeSsh, never, unwrap } from "./fakeSsh.ts";
 import { tempDirs } from "../../tempDirs.ts";
+import { fakeTarget, silentProgress } from "./fakeTarget.ts";
 
 const tempDir = tempDirs();
 
@@ -34,20 +33,6 @@ const plan: Plan = buildPlan(
 const [first, second] = plan.cells as [Plan["cells"][0], Plan["cells"][0]];
 
 const PING_OUT = readFileSync(join(import.meta.dirname, "../../fixtures/ping/normal.stdout"), "utf8");
-const silent: Progress = { start() {}, cellStarted() {}, cellFinished() {}, log() {}, stop() {} };
-
-function fakeTarget(): Target {
-  return {
-    name: "fake",
-    async up(p: Plan) {
-      const hosts: HostEndpoint[] = p.deployments.flatMap((d) => d.hosts.map((h) => endpoint(d.id, h.role)));
-      return { hosts, shaping: { latency: "not-applicable", bandwidth: "not-applicable", note: "shaping: not applicable (fake)" }, facts: {} };
-    },
-    async down() {
-      return { status: "ok", errors: [], removed: [] };
-    },
-  };
-}
 
 /** Hosts that answer ping with a real capture; `onPing(deployment)` runs as each cell's ping does. */
 const pinging =
@@ -60,7 +45,7 @@ const pinging =
     }).ssh;
 
 const run = (runDir: string, files: RunFiles, connect: Connect = pinging(), logged: string[] = []) =>
-  runExperiment({ source: "fake.ts", plan, target: fakeTarget(), runId: "unit", runDir, progress: { ...silent, log: (m) => logged.push(m) }, signal: new AbortController().signal, connect, files });
+  runExperiment({ source: "fake.ts", plan, target: fakeTarget(), runId: "unit", runDir, progress: { ...silentProgress, log: (m) => logged.push(m) }, signal: new AbortController().signal, connect, files });
 
 const readJson = (file: string): Results => ResultsSchema.parse(JSON.parse(readFileSync(file, "utf8")));
 
