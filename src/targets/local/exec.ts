@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { constants } from "node:os";
+import { sessionSpawner, type SpawnedCommand, type SpawnedCommandEvents } from "./spawner/sessionSpawner.ts";
 
 /**
  * The one place the local target runs commands. Always argv arrays through spawn:
@@ -32,65 +33,36 @@ const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 /** After SIGTERM on our timeout, how long a command has before SIGKILL. */
 const KILL_GRACE_MS = 2_000;
 
-/** Signals a terminal sends to its whole foreground process group (Ctrl-C, Ctrl-backslash). */
-const TERMINAL_SIGNALS: readonly string[] = ["SIGINT", "SIGQUIT"];
-/** How often a command that a terminal signal killed before it started is started again. */
-const START_ATTEMPTS = 10;
-
 /**
  * Runs a command in its own process group (unless `foreground`): a Ctrl-C in the terminal
  * signals latlab's whole foreground group, and a second one during teardown must not kill
- * `ip netns del` & co half-way — latlab decides when they stop. It is still awaited, and on
- * our timeout (or too much output) its whole group gets SIGTERM, then SIGKILL.
- *
- * One gap remains: between fork and setsid the child is still in latlab's group, and a Ctrl-C
- * in that window stays pending and kills it before it runs anything (measured: under a burst of
- * Ctrl-Cs, about one start in four). Once in its own session no terminal can reach it, so a
- * command that a terminal signal killed without a word of output never ran: it is started again.
+ * `ip netns del` & co half-way — latlab decides when they stop. Such commands are started by
+ * latlab's session spawner (spawner/sessionSpawner.ts), which no terminal signal reaches, not
+ * even between fork and setsid. A command is still awaited, and on our timeout (or too much
+ * output) its whole group gets SIGTERM, then SIGKILL.
  */
-export const execCommand: ExecFn = async (argv, options = {}) => {
-  let result = await execOnce(argv, options);
-  for (let attempt = 1; attempt < START_ATTEMPTS && result.killedBeforeStart; attempt++) result = await execOnce(argv, options);
-  return result.result;
-};
-
-function execOnce(argv: readonly string[], options: ExecOptions): Promise<{ result: ExecResult; killedBeforeStart: boolean }> {
-  return new Promise((resolveOnce) => {
-    const resolve = (result: ExecResult, killedBeforeStart = false) => resolveOnce({ result, killedBeforeStart });
+export const execCommand: ExecFn = (argv, options = {}) =>
+  new Promise((resolve) => {
     const [file, ...args] = argv;
     if (file === undefined) {
       resolve({ code: 127, stdout: "", stderr: "empty command" });
       return;
     }
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const ownGroup = !options.foreground;
-    let child: ChildProcess;
-    try {
-      child = spawn(file, args, { detached: ownGroup, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LC_ALL: "C", ...options.env } });
-    } catch (error) {
-      resolve({ code: 127, stdout: "", stderr: `${file}: ${(error as Error).message}` });
-      return;
-    }
+    const env = { ...process.env, LC_ALL: "C", ...options.env };
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let size = 0;
     let stoppedBecause: string | undefined;
     let escalation: NodeJS.Timeout | undefined;
     let settled = false;
+    let command: SpawnedCommand | undefined;
 
-    const signalGroup = (signal: NodeJS.Signals) => {
-      try {
-        if (ownGroup && child.pid !== undefined) process.kill(-child.pid, signal);
-        else child.kill(signal);
-      } catch {
-        // Already gone.
-      }
-    };
     const stop = (reason: string) => {
       if (stoppedBecause !== undefined) return;
       stoppedBecause = reason;
-      signalGroup("SIGTERM");
-      escalation = setTimeout(() => signalGroup("SIGKILL"), KILL_GRACE_MS);
+      command?.signalGroup("SIGTERM");
+      escalation = setTimeout(() => command?.signalGroup("SIGKILL"), KILL_GRACE_MS);
     };
     const timer = setTimeout(() => stop(`killed (SIGTERM) after ${timeoutMs} ms: timed out`), timeoutMs);
     const collect = (into: Buffer[]) => (chunk: Buffer) => {
@@ -98,28 +70,65 @@ function execOnce(argv: readonly string[], options: ExecOptions): Promise<{ resu
       if (size > MAX_OUTPUT_BYTES) stop(`killed: output exceeded ${MAX_OUTPUT_BYTES} bytes`);
       else into.push(chunk);
     };
-    child.stdout!.on("data", collect(stdout));
-    child.stderr!.on("data", collect(stderr));
-
-    const finish = (code: number, extra = "", killedBeforeStart = false) => {
+    const finish = (code: number, extra = "") => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       clearTimeout(escalation);
       const err = Buffer.concat(stderr).toString("utf8");
-      resolve({ code, stdout: Buffer.concat(stdout).toString("utf8"), stderr: [err, extra].filter((s) => s !== "").join("\n") }, killedBeforeStart);
+      resolve({ code, stdout: Buffer.concat(stdout).toString("utf8"), stderr: [err, extra].filter((s) => s !== "").join("\n") });
     };
-    child.on("error", (error: NodeJS.ErrnoException) => {
-      // Could not start (no pid); other errors (a failed kill) change nothing.
-      if (child.pid !== undefined) return;
-      finish(127, error.code === "ENOENT" ? `${file}: command not found` : error.message);
-    });
-    child.on("close", (code, signal) => {
-      if (stoppedBecause !== undefined) finish(124, stoppedBecause);
-      else if (signal) finish(128 + (constants.signals[signal] ?? 0), `killed by ${signal}`, ownGroup && TERMINAL_SIGNALS.includes(signal) && size === 0);
-      else finish(code ?? 127);
+    const events: SpawnedCommandEvents = {
+      stdout: collect(stdout),
+      stderr: collect(stderr),
+      failedToStart: (code, message) => finish(127, code === "ENOENT" ? `${file}: command not found` : message),
+      exited: (code, signal) => {
+        if (stoppedBecause !== undefined) finish(124, stoppedBecause);
+        else if (signal) finish(128 + (constants.signals[signal] ?? 0), `killed by ${signal}`);
+        else finish(code ?? 127);
+      },
+      lost: (reason) => finish(125, reason),
+    };
+    const started = options.foreground ? Promise.resolve(spawnInForeground(file, args, env, events)) : sessionSpawner.spawn(file, args, env, events);
+    void started.then((c) => {
+      command = c;
+      // A timeout that fired while the command was being handed over still applies.
+      if (stoppedBecause !== undefined && !settled) c.signalGroup("SIGTERM");
     });
   });
+
+/** Starts a command in latlab's own process group, where a Ctrl-C reaches it too. */
+function spawnInForeground(file: string, args: readonly string[], env: NodeJS.ProcessEnv, events: SpawnedCommandEvents): SpawnedCommand {
+  let child: ChildProcess;
+  try {
+    child = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"], env });
+  } catch (error) {
+    events.failedToStart((error as NodeJS.ErrnoException).code, `${file}: ${(error as Error).message}`);
+    return { signalGroup: () => {} };
+  }
+  child.stdout!.on("data", events.stdout);
+  child.stderr!.on("data", events.stderr);
+  let ended = false;
+  child.on("error", (error: NodeJS.ErrnoException) => {
+    // Could not start (no pid); other errors (a failed kill) change nothing.
+    if (child.pid !== undefined || ended) return;
+    ended = true;
+    events.failedToStart(error.code, error.message);
+  });
+  child.on("close", (code, signal) => {
+    if (ended) return;
+    ended = true;
+    events.exited(code, signal);
+  });
+  return {
+    signalGroup: (signal) => {
+      try {
+        child.kill(signal);
+      } catch {
+        // Already gone.
+      }
+    },
+  };
 }
 
 /** Quotes argv for display in error messages and logs (never executed). */

@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { execCommand } from "../../../src/targets/local/exec.ts";
+import { sessionSpawner } from "../../../src/targets/local/spawner/sessionSpawner.ts";
 
 const EXEC = new URL("../../../src/targets/local/exec.ts", import.meta.url).pathname;
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -60,5 +61,42 @@ describe("execCommand (local target)", () => {
     expect(await execCommand(["latlab-no-such-command"])).toEqual({ code: 127, stdout: "", stderr: "latlab-no-such-command: command not found" });
     expect(await execCommand([])).toMatchObject({ code: 127 });
     expect(await execCommand(["sh", "-c", "echo $LC_ALL $X"], { env: { X: "y" } })).toMatchObject({ code: 0, stdout: "C y\n" });
+  });
+
+  it("the session spawner: output arrives whole, a spawner that dies loses only its commands in flight, the next command starts a new one", async () => {
+    const many = await execCommand(["seq", "1", "200000"]);
+    expect(many.stdout).toBe(Array.from({ length: 200000 }, (_, i) => `${i + 1}\n`).join(""));
+    const first = sessionSpawner.pid!;
+    expect(alive(first)).toBe(true);
+    // Its own session: not latlab's, and no terminal can signal it.
+    const [, , , , , sid] = readFileSync(`/proc/${first}/stat`, "utf8").replace(/^.*\) /, ". . ").split(" ");
+    expect(Number(sid)).toBe(first);
+
+    const inFlight = execCommand(["sh", "-c", "sleep 0.3; echo late"]);
+    await delay(100);
+    process.kill(first, "SIGKILL");
+    const lost = await inFlight;
+    expect(lost.code).toBe(125);
+    expect(lost.stderr).toMatch(new RegExp(`spawner \\(pid ${first}\\) ended \\(SIGKILL\\) while the command ran`));
+
+    expect(await execCommand(["echo", "again"])).toEqual({ code: 0, stdout: "again\n", stderr: "" });
+    expect(sessionSpawner.pid).not.toBe(first);
+  });
+
+  it("the session spawner keeps no one alive: latlab exits when its commands are done, and the spawner goes with it", async () => {
+    const script = `
+      import { execCommand } from ${JSON.stringify(EXEC)};
+      import { sessionSpawner } from ${JSON.stringify(new URL("../../../src/targets/local/spawner/sessionSpawner.ts", import.meta.url).pathname)};
+      await execCommand(["true"]);
+      console.log(sessionSpawner.pid);`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    const code = await new Promise((r) => child.on("close", r));
+    expect(code).toBe(0);
+    const spawnerPid = Number(out.trim());
+    expect(spawnerPid).toBeGreaterThan(0);
+    for (let i = 0; i < 100 && alive(spawnerPid); i++) await delay(20);
+    expect(alive(spawnerPid)).toBe(false);
   });
 });
