@@ -51,7 +51,9 @@ export class SessionSpawner {
   private nextId = 1;
 
   /** The helper's pid once it is running (for tests and diagnostics). */
-  pid: number | undefined;
+  get pid(): number | undefined {
+    return this.running?.pid;
+  }
 
   async spawn(file: string, args: readonly string[], env: NodeJS.ProcessEnv, events: SpawnedCommandEvents): Promise<SpawnedCommand> {
     const id = this.nextId++;
@@ -95,7 +97,6 @@ export class SessionSpawner {
           if (message.type === "ready") {
             ready = true;
             this.running = helper;
-            this.pid = helper.pid;
             helper.on("exit", (code, signal) => this.helperGone(helper, code, signal));
             this.updateRef();
             resolve(helper);
@@ -139,7 +140,6 @@ export class SessionSpawner {
   private helperGone(helper: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     this.helper = undefined;
     this.running = undefined;
-    this.pid = undefined;
     const reason = `latlab's command spawner (pid ${helper.pid}) ended (${signal ?? `exit code ${code}`}) while the command ran; the command may still be running`;
     const lost = [...this.commands.values()];
     this.commands.clear();
