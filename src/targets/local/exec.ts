@@ -92,8 +92,12 @@ export const execCommand: ExecFn = (argv, options = {}) =>
     const started = options.foreground ? Promise.resolve(spawnInForeground(file, args, env, events)) : sessionSpawner.spawn(file, args, env, events);
     void started.then((c) => {
       command = c;
-      // A timeout that fired while the command was being handed over still applies.
-      if (stoppedBecause !== undefined && !settled) c.signalGroup("SIGTERM");
+      // A timeout that fired while the command was being handed over still applies, in full.
+      if (stoppedBecause !== undefined && !settled) {
+        c.signalGroup("SIGTERM");
+        clearTimeout(escalation);
+        escalation = setTimeout(() => c.signalGroup("SIGKILL"), KILL_GRACE_MS);
+      }
     });
   });
 

@@ -1,9 +1,12 @@
 // The local target's command runner (src/targets/local/exec.ts). Real processes, no namespaces.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { execCommand } from "../../../src/targets/local/exec.ts";
-import { sessionSpawner } from "../../../src/targets/local/spawner/sessionSpawner.ts";
+import { SessionSpawner, sessionSpawner, type SpawnedCommandEvents } from "../../../src/targets/local/spawner/sessionSpawner.ts";
 
 const EXEC = new URL("../../../src/targets/local/exec.ts", import.meta.url).pathname;
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -26,6 +29,11 @@ describe("execCommand (local target)", () => {
       import { execCommand } from ${JSON.stringify(EXEC)};
       process.on("SIGINT", () => process.stderr.write("SIGINT\\n"));
       console.log("started");
+      // The first command starts latlab's command spawner: under the Ctrl-Cs too. (A pending
+      // promise alone would let the process end: the interval keeps it until the first one.)
+      const waiting = setInterval(() => {}, 1_000);
+      await new Promise((r) => process.once("SIGINT", r));
+      clearInterval(waiting);
       const results = [await execCommand(["sh", "-c", "sleep 0.5; echo finished"])];
       for (let i = 0; i < 150; i++) results.push(await execCommand(["sh", "-c", "echo finished"]));
       console.log(JSON.stringify(results));`;
@@ -34,10 +42,17 @@ describe("execCommand (local target)", () => {
     let err = "";
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (err += d));
+    const closed = new Promise((r) => child.on("close", r));
     while (!out.includes("started")) await delay(20);
     // What the terminal does on every Ctrl-C: SIGINT to the whole foreground group.
-    const ctrlC = setInterval(() => process.kill(-child.pid!, "SIGINT"), 3);
-    await new Promise((r) => child.on("close", r));
+    const ctrlC = setInterval(() => {
+      try {
+        process.kill(-child.pid!, "SIGINT");
+      } catch {
+        // Its group is gone: the close event is on its way.
+      }
+    }, 3);
+    await closed;
     clearInterval(ctrlC);
     expect(err).toContain("SIGINT");
     const results = JSON.parse(out.split("\n")[1]!) as { code: number; stdout: string }[];
@@ -92,11 +107,50 @@ describe("execCommand (local target)", () => {
     const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
+    // A guard against a hang (a channel that keeps it alive), not a time budget.
+    const hang = setTimeout(() => child.kill("SIGKILL"), 120_000);
     const code = await new Promise((r) => child.on("close", r));
+    clearTimeout(hang);
     expect(code).toBe(0);
     const spawnerPid = Number(out.trim());
     expect(spawnerPid).toBeGreaterThan(0);
     for (let i = 0; i < 100 && alive(spawnerPid); i++) await delay(20);
     expect(alive(spawnerPid)).toBe(false);
+  });
+
+  it("a spawner that cannot start, or never gets ready, fails its commands with the reason, and is tried again for the next one", async () => {
+    const outcome = (spawner: SessionSpawner) =>
+      new Promise<string>((resolve) => {
+        const events: SpawnedCommandEvents = {
+          stdout: () => {},
+          stderr: () => {},
+          failedToStart: (_code, message) => resolve(`failed: ${message}`),
+          exited: (code) => resolve(`exited ${code}`),
+          lost: (reason) => resolve(`lost: ${reason}`),
+        };
+        void spawner.spawn("true", [], process.env, events);
+      });
+
+    const dir = mkdtempSync(join(tmpdir(), "latlab-spawner-"));
+    try {
+      // No Node where it is looked for: each command fails with why; once there is one, it starts.
+      const node = join(dir, "node");
+      const later = new SessionSpawner({ execPath: node });
+      expect(await outcome(later)).toMatch(/^failed: latlab's command spawner .* could not start: .*ENOENT/);
+      expect(await outcome(later)).toMatch(/^failed: .*ENOENT/);
+      symlinkSync(process.execPath, node);
+      expect(await outcome(later)).toBe("exited 0");
+
+      // A helper that never says it is ready is given up on, and killed.
+      const silent = join(dir, "silentSpawner.mjs");
+      writeFileSync(silent, "setInterval(() => {}, 1000);\n");
+      const mute = new SessionSpawner({ script: pathToFileURL(silent), startTimeoutMs: 300 });
+      expect(await outcome(mute)).toMatch(/could not start: it did not say it was ready within 300 ms/);
+      const running = () => readdirSync("/proc").filter((p) => /^\d+$/.test(p) && alive(Number(p)) && readFileSync(`/proc/${p}/cmdline`, "utf8").includes(silent));
+      for (let i = 0; i < 100 && running().length > 0; i++) await delay(20);
+      expect(running()).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -34,6 +34,8 @@ export interface SpawnedCommand {
 const TERMINAL_SIGNALS: readonly string[] = ["SIGINT", "SIGQUIT"];
 /** Starts of the helper that a terminal signal may cut short before we give up (each is safe). */
 const START_ATTEMPTS = 100;
+/** A guard against a helper that never gets going, not a budget: it says "ready" in ~50 ms. */
+const START_TIMEOUT_MS = 60_000;
 const SPAWNER_SCRIPT = new URL("./spawnerProcess.mjs", import.meta.url);
 
 type SpawnerMessage =
@@ -42,13 +44,36 @@ type SpawnerMessage =
   | { id: number; type: "error"; code?: string; message: string }
   | { id: number; type: "close"; code: number | null; signal: NodeJS.Signals | null };
 
+export interface SessionSpawnerOptions {
+  /** The helper's script (tests start others). */
+  script?: URL;
+  /** The Node binary that runs it. */
+  execPath?: string;
+  startTimeoutMs?: number;
+}
+
+interface Command {
+  events: SpawnedCommandEvents;
+  /** The helper it was handed to; undefined while a helper is starting. */
+  helper?: ChildProcess;
+}
+
 export class SessionSpawner {
   /** The helper, starting or started; undefined before the first command and after it ended. */
   private helper: Promise<ChildProcess> | undefined;
   /** The helper once it said "ready". */
   private running: ChildProcess | undefined;
-  private readonly commands = new Map<number, SpawnedCommandEvents>();
+  private readonly commands = new Map<number, Command>();
   private nextId = 1;
+  private readonly script: URL;
+  private readonly execPath: string;
+  private readonly startTimeoutMs: number;
+
+  constructor(options: SessionSpawnerOptions = {}) {
+    this.script = options.script ?? SPAWNER_SCRIPT;
+    this.execPath = options.execPath ?? process.execPath;
+    this.startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
+  }
 
   /** The helper's pid once it is running (for tests and diagnostics). */
   get pid(): number | undefined {
@@ -57,58 +82,99 @@ export class SessionSpawner {
 
   async spawn(file: string, args: readonly string[], env: NodeJS.ProcessEnv, events: SpawnedCommandEvents): Promise<SpawnedCommand> {
     const id = this.nextId++;
-    // Registered before the helper is awaited: a helper that is still starting is then kept
-    // referenced, and one that dies reports this command lost.
-    this.commands.set(id, events);
+    const command: Command = { events };
+    // Registered before the helper is awaited, so that a helper still starting stays referenced.
+    this.commands.set(id, command);
     this.updateRef();
-    let helper: ChildProcess;
-    try {
-      helper = await (this.helper ??= this.startHelper());
-    } catch (error) {
-      this.helper = undefined; // the next command tries again
-      if (this.commands.delete(id)) events.failedToStart(undefined, (error as Error).message);
-      this.updateRef();
-      return { signalGroup: () => {} };
+    for (;;) {
+      let helper: ChildProcess;
+      try {
+        helper = await (this.helper ??= this.startHelper());
+      } catch (error) {
+        this.helper = undefined; // the next command tries again
+        this.commands.delete(id);
+        this.updateRef();
+        events.failedToStart(undefined, (error as Error).message);
+        return { signalGroup: () => {} };
+      }
+      if (!helper.connected) {
+        // Going away, its 'exit' not yet seen: this command was never handed to it.
+        this.forget(helper);
+        continue;
+      }
+      command.helper = helper;
+      helper.send({ type: "spawn", id, file, args, env });
+      return {
+        signalGroup: (signal) => {
+          if (this.commands.has(id) && helper.connected) helper.send({ type: "signal", id, signal });
+        },
+      };
     }
-    if (!this.commands.has(id)) return { signalGroup: () => {} }; // lost while the helper started
-    helper.send({ type: "spawn", id, file, args, env });
-    return {
-      signalGroup: (signal) => {
-        if (this.commands.has(id) && helper.connected) helper.send({ type: "signal", id, signal });
-      },
-    };
   }
 
   private startHelper(): Promise<ChildProcess> {
     return new Promise((resolve, reject) => {
       let attempts = 0;
+      let settled = false;
+      const fail = (why: string) => {
+        if (settled) return;
+        settled = true;
+        reject(new Error(`latlab's command spawner (${this.script.pathname}) could not start: ${why}`));
+      };
       const attempt = () => {
         attempts++;
         let ready = false;
-        const helper = fork(SPAWNER_SCRIPT, [], {
-          detached: true,
-          execArgv: [],
-          serialization: "advanced",
-          stdio: ["ignore", "ignore", "inherit", "ipc"],
-        });
+        let helper: ChildProcess;
+        try {
+          helper = fork(this.script, [], {
+            detached: true,
+            execPath: this.execPath,
+            execArgv: [],
+            // The helper is plain JavaScript: no loader, no inspector, nothing of latlab's own options.
+            env: { ...process.env, NODE_OPTIONS: "" },
+            serialization: "advanced",
+            // Not latlab's stderr: an inherited one would stay open after latlab exits, until the
+            // helper noticed. How the helper ended is reported through its exit instead.
+            stdio: ["ignore", "ignore", "ignore", "ipc"],
+          });
+        } catch (error) {
+          fail((error as Error).message);
+          return;
+        }
         // Never what keeps latlab alive: only a command in flight refs the channel.
         helper.unref();
+        const deadline = setTimeout(() => {
+          fail(`it did not say it was ready within ${this.startTimeoutMs} ms`);
+          helper.kill("SIGKILL");
+        }, this.startTimeoutMs);
         helper.on("message", (message: SpawnerMessage) => {
-          if (message.type === "ready") {
+          if (message.type !== "ready") this.deliver(message);
+          else if (settled) helper.kill("SIGKILL");
+          else {
+            settled = true;
             ready = true;
+            clearTimeout(deadline);
             this.running = helper;
-            helper.on("exit", (code, signal) => this.helperGone(helper, code, signal));
             this.updateRef();
             resolve(helper);
-          } else this.deliver(message);
+          }
         });
-        helper.on("error", () => {
-          // 'exit' follows when it ran; a helper that could not even be forked is reported there too.
+        helper.on("error", (error) => {
+          // Could not be forked at all (no pid, and no 'exit' to follow); other errors (a failed
+          // send or kill) are followed by 'exit' or change nothing.
+          if (helper.pid !== undefined) return;
+          clearTimeout(deadline);
+          fail(error.message);
         });
         helper.once("exit", (code, signal) => {
-          if (ready) return;
-          if (signal !== null && TERMINAL_SIGNALS.includes(signal) && attempts < START_ATTEMPTS) attempt();
-          else reject(new Error(`latlab's command spawner (${SPAWNER_SCRIPT.pathname}) ended before it was ready (${signal ?? `exit code ${code}`})`));
+          clearTimeout(deadline);
+          if (ready) {
+            // Messages still in the channel come before its 'disconnect': the commands that
+            // ended in them are not lost.
+            if (helper.connected) helper.once("disconnect", () => this.helperGone(helper, code, signal));
+            else this.helperGone(helper, code, signal);
+          } else if (!settled && signal !== null && TERMINAL_SIGNALS.includes(signal) && attempts < START_ATTEMPTS) attempt();
+          else fail(signal ?? `exit code ${code}`);
         });
       };
       attempt();
@@ -116,7 +182,7 @@ export class SessionSpawner {
   }
 
   private deliver(message: Exclude<SpawnerMessage, { type: "ready" }>): void {
-    const events = this.commands.get(message.id);
+    const events = this.commands.get(message.id)?.events;
     if (events === undefined) return;
     switch (message.type) {
       case "stdout":
@@ -137,13 +203,22 @@ export class SessionSpawner {
     this.updateRef();
   }
 
-  private helperGone(helper: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
-    this.helper = undefined;
+  /** The next command starts a new helper. */
+  private forget(helper: ChildProcess): void {
+    if (this.running !== helper) return;
     this.running = undefined;
+    this.helper = undefined;
+  }
+
+  private helperGone(helper: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    this.forget(helper);
     const reason = `latlab's command spawner (pid ${helper.pid}) ended (${signal ?? `exit code ${code}`}) while the command ran; the command may still be running`;
-    const lost = [...this.commands.values()];
-    this.commands.clear();
-    for (const events of lost) events.lost(reason);
+    for (const [id, command] of this.commands) {
+      if (command.helper !== helper) continue;
+      this.commands.delete(id);
+      command.events.lost(reason);
+    }
+    this.updateRef();
   }
 
   /** The channel keeps latlab alive exactly while a command is in flight. */
