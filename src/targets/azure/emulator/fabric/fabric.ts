@@ -504,16 +504,19 @@ export class Fabric implements NetworkAllocator, VmHooks {
         removed.push(...r.removed);
       }
       for (const ns of ours) await killNamespaceProcesses(this.exec, ns, 1000, errors, removed);
-      for (const ns of ours) {
-        const r = await this.exec(["ip", "netns", "del", ns]);
-        if (r.code === 0) removed.push(`namespace ${ns}`);
-        else errors.push(`ip netns del ${ns}: ${r.stderr.trim()}`);
-      }
+      // The root link before the namespaces: its peer lives in the inet namespace, and the kernel
+      // destroys a deleted namespace's links later, on its own; the link could vanish between
+      // being listed and being deleted.
       const rootLinks = parseLinkNames((await this.exec(["ip", "-o", "link", "show"])).stdout);
       if (rootLinks.includes(this.names.rootLink)) {
         const r = await this.exec(["ip", "link", "del", this.names.rootLink]);
         if (r.code === 0) removed.push(`link ${this.names.rootLink}`);
         else errors.push(`ip link del ${this.names.rootLink}: ${r.stderr.trim()}`);
+      }
+      for (const ns of ours) {
+        const r = await this.exec(["ip", "netns", "del", ns]);
+        if (r.code === 0) removed.push(`namespace ${ns}`);
+        else errors.push(`ip netns del ${ns}: ${r.stderr.trim()}`);
       }
       this.applied.clear();
       this.inetRoutes.clear();
