@@ -87,11 +87,12 @@ export class SessionSpawner {
     this.commands.set(id, command);
     this.updateRef();
     for (;;) {
+      const starting = (this.helper ??= this.startHelper());
       let helper: ChildProcess;
       try {
-        helper = await (this.helper ??= this.startHelper());
+        helper = await starting;
       } catch (error) {
-        this.helper = undefined; // the next command tries again
+        if (this.helper === starting) this.helper = undefined; // the next command tries again
         this.commands.delete(id);
         this.updateRef();
         events.failedToStart(undefined, (error as Error).message);
@@ -100,6 +101,7 @@ export class SessionSpawner {
       if (!helper.connected) {
         // Going away, its 'exit' not yet seen: this command was never handed to it.
         this.forget(helper);
+        if (this.helper === starting) this.helper = undefined;
         continue;
       }
       command.helper = helper;
