@@ -1,7 +1,8 @@
 import { ExperimentDefinitionError, type DefinitionIssue } from "../../dsl/errors.ts";
 import { closestName } from "../../dsl/suggest.ts";
 import type { Plan } from "../../plan/types.ts";
-import { REGIONS, regionCapability, sizeCapability, VM_SIZES } from "../azure/catalog/capabilities.ts";
+import { REGIONS, regionCapability } from "../azure/catalog/capabilities.ts";
+import { isKnownSize, knownSizeNames, sizeFacts, suggestSize } from "../azure/catalog/sizes/sizeFacts.ts";
 import { bandwidthForSize } from "./latencyModel.ts";
 
 /**
@@ -22,7 +23,7 @@ const suggestion = (input: string, known: readonly string[]) => {
 /** Unknown VM sizes and regions, naming the variant and host. */
 export function validateLocalPlan(plan: Plan): DefinitionIssue[] {
   const issues: DefinitionIssue[] = [];
-  const sizes = Object.keys(VM_SIZES);
+  const sizes = knownSizeNames();
   const regions = Object.keys(REGIONS);
   for (const v of plan.variants) {
     for (const h of v.hosts) {
@@ -32,10 +33,10 @@ export function validateLocalPlan(plan: Plan): DefinitionIssue[] {
           message: `variant ${v.id}, host ${h.role}: unknown region "${h.region}"${suggestion(h.region, regions)} (the local target emulates the Azure regions latlab knows: see \`latlab plan --target azure\` or docs/dsl-reference.md)`,
         });
       }
-      if (!sizeCapability(h.size)) {
+      if (!isKnownSize(sizeFacts(h.size))) {
         issues.push({
           path: hostPath(v.id, h.role, "size"),
-          message: `variant ${v.id}, host ${h.role}: unknown VM size "${h.size}"${suggestion(h.size, sizes)} (the local target emulates a size by its documented bandwidth, and knows only the sizes in latlab's capability table)`,
+          message: `variant ${v.id}, host ${h.role}: unknown VM size "${h.size}"${suggestSize(h.size) ? ` — did you mean "${suggestSize(h.size)}"?` : ""} (not among the ${sizes.length} sizes of latlab's Azure SKU snapshot, src/targets/azure/catalog/sizes/)`,
         });
       }
     }

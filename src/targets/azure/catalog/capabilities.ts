@@ -1,10 +1,12 @@
 import type { Zone } from "../../../dsl/placement.ts";
 
 /**
- * What Azure offers, as data, each entry with where it comes from. The Azure program refuses,
- * before anything is created, a variant these tables say Azure would refuse (see
- * validateAzure.ts). A size or region missing here is refused too: latlab cannot check what it
- * does not know. Add it with its source.
+ * What Microsoft's documentation says, as data, each entry with where it comes from: the regions
+ * latlab knows (zones), and the VM sizes the seeds used, from their size pages (vCPUs, memory,
+ * bandwidth, Accelerated Networking "Required"/"Supported"). The sizes here gate nothing: the size
+ * catalog is Azure's own SKU data (sizes/sizeFacts.ts: the live Resource SKUs API, else the shipped
+ * snapshot); these entries fill in what that data lacks offline (the bandwidth the local target
+ * shapes to, "Required", the vCPUs of sizes whose names predate the naming convention).
  *
  * These tables are a reading of Microsoft's documentation (the MicrosoftDocs/azure-docs
  * repository, rendered on learn.microsoft.com) at the commit noted in each source; Azure
@@ -245,15 +247,10 @@ export const regionCapability = (name: string): RegionCapability | undefined => 
 export const UBUNTU_2404 = {
   publisher: "Canonical",
   offer: "ubuntu-24_04-lts",
-  /** Generation 2 image; "server-gen1" for sizes that boot generation 1 only (Dv2). */
+  /** Generation 2 image; "server-gen1" for sizes that boot generation 1 only (Dv2): see sizes/sizeFacts.ts vmBoot. */
   skuGen2: "server",
   skuGen1: "server-gen1",
 } as const;
-
-/** The image SKU a size can boot: gen2 where it can, else gen1. */
-export function ubuntuSkuFor(size: SizeCapability): string {
-  return size.generations.includes(2) ? UBUNTU_2404.skuGen2 : UBUNTU_2404.skuGen1;
-}
 
 /**
  * Admin user names Azure refuses. Source: the OSProfile.adminUsername reference ("Disallowed

@@ -27,7 +27,7 @@ const typo = () =>
 describe("local plan check: sizes and regions from Azure's catalogue", () => {
   it("names every unknown size and region with its variant and host, and the closest known name", () => {
     const messages = validateLocalPlan(typo()).map((i) => i.message);
-    expect(messages).toContain('variant size=Standard_D2sv5, host client: unknown VM size "Standard_D2sv5" — did you mean "Standard_D2s_v5"? (the local target emulates a size by its documented bandwidth, and knows only the sizes in latlab\'s capability table)');
+    expect(messages).toContain('variant size=Standard_D2sv5, host client: unknown VM size "Standard_D2sv5" — did you mean "Standard_D2s_v5"? (not among the 1502 sizes of latlab\'s Azure SKU snapshot, src/targets/azure/catalog/sizes/)');
     expect(messages.filter((m) => m.includes('unknown region "uksouht" — did you mean "uksouth"?'))).toHaveLength(4);
     expect(messages.filter((m) => m.includes('unknown VM size "Standard_D2sv5"'))).toHaveLength(2);
     expect(messages.some((m) => m.includes('"Standard_D2s_v5"') && m.includes("unknown VM size \"Standard_D2s_v5\""))).toBe(false);

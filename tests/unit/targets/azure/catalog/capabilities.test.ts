@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { REGIONS, VM_SIZES, regionCapability, sizeCapability, ubuntuSkuFor } from "../../../../../src/targets/azure/catalog/capabilities.ts";
+import { REGIONS, VM_SIZES, regionCapability, sizeCapability } from "../../../../../src/targets/azure/catalog/capabilities.ts";
+import { sizeFacts } from "../../../../../src/targets/azure/catalog/sizes/sizeFacts.ts";
 import { shippedExperimentPlans } from "../helpers.ts";
 
 /** Sizes and regions the seed reports (/work/shared/seeds) use. */
@@ -12,13 +13,15 @@ describe("capability tables", () => {
     for (const r of SEED_REGIONS) expect(regionCapability(r), r).toBeDefined();
   });
 
-  it("cover every size and region used by experiments/*.ts", async () => {
+  it("cover every region used by experiments/*.ts, and every size is one a new subscription can deploy", async () => {
     const shipped = await shippedExperimentPlans();
     expect(shipped.length).toBeGreaterThan(0);
     for (const { file, plan } of shipped) {
       for (const d of plan?.deployments ?? []) {
         for (const h of d.hosts) {
-          expect(sizeCapability(h.size), `${file}: ${h.size}`).toBeDefined();
+          const facts = sizeFacts(h.size);
+          expect(facts.origin, `${file}: ${h.size}`).not.toBe("unknown");
+          expect(facts.previousGeneration, `${file}: ${h.size}`).toBeNull();
           expect(regionCapability(h.region), `${file}: ${h.region}`).toBeDefined();
         }
       }
@@ -49,11 +52,6 @@ describe("capability tables", () => {
     expect(regionCapability("ukwest")!.zones).toEqual([]);
     expect(regionCapability("eastus")!.zones).toEqual(["1", "2", "3"]);
     expect(regionCapability("northeurope")!.zones).toEqual(["1", "2", "3"]);
-  });
-
-  it("pick the gen1 Ubuntu image for generation-1-only sizes", () => {
-    expect(ubuntuSkuFor(sizeCapability("Standard_D3_v2")!)).toBe("server-gen1");
-    expect(ubuntuSkuFor(sizeCapability("Standard_D2s_v5")!)).toBe("server");
   });
 
   it("do not answer for names they do not hold (not even Object.prototype's)", () => {
