@@ -19,7 +19,9 @@
  *    own document, whose intervals are the receiver's per-interval report when the client sent.
  *    A server without -J gives server_output_text instead.
  *  - error: a string when the test failed. Present even when intervals exist (server killed
- *    mid-test). iperf3 3.12 exits 0 in that case.
+ *    mid-test). iperf3 3.12 exits 0 in that case; 3.18 (Debian trixie, the closest to Ubuntu
+ *    24.04's 3.16) exits 1. 3.17+ words a refused connection "unable to connect to server -
+ *    server may have stopped running or use a different port, firewall issue, etc.: …".
  *
  * Parameter errors (`-P 129`) are printed as text on stderr with the usage on stdout, no JSON.
  */
@@ -153,10 +155,13 @@ export function extractIperf3Json(text: string, stderr = ""): Json {
 function explainError(raw: string): string {
   const message = shorten(raw);
   if (/socket buffer size not set correctly/i.test(message)) {
-    return `${message} (iperf3 3.12 refuses a -w window the kernel will not grant in full: it is capped by net.core.wmem_max / rmem_max; raise them or ask for less)`;
+    return `${message} (iperf3 (3.12, 3.18) refuses a -w window the kernel will not grant in full: it is capped by net.core.wmem_max / rmem_max; raise them or ask for less)`;
   }
   if (/server is busy/i.test(message)) {
     return `${message} (another client's test was running on this iperf3 server; it serves one at a time)`;
+  }
+  if (/control socket has closed unexpectedly/i.test(message)) {
+    return `${message} (the iperf3 server closed its control connection during the test: it was killed, crashed or restarted)`;
   }
   if (/unable to connect to server/i.test(message)) {
     return `${message} (no iperf3 server reachable on that address and port)`;

@@ -19,7 +19,9 @@
  *   print as `64 KiB (65,536)`. Values carry 3 significant digits (-e changes that) and
  *   thousands commas; `-uu` prints unscaled integers without commas (ns, bytes, /sec).
  * - Failures print a line of text instead of results (`127.0.0.1: failed to connect`,
- *   `server: unable to make TCP socket`, `foo_lat: bad test; try: …`), exit code 1. A UDP
+ *   `server: unable to make TCP socket`, `foo_lat: bad test; try: …`, and after the
+ *   `tcp_lat:` header `failed to receive results: server not responding` when the server
+ *   died mid-test), exit code 1. A UDP
  *   message larger than a datagram gives exit 0 with `latency = 0 ns` and send errors.
  */
 import { ToolOutputError, type ToolResult } from "../types.ts";
@@ -349,15 +351,26 @@ function exitNote(code: number | null | undefined): string {
  * `foo_lat: bad test; try: …`: a word, a colon. Anything else is not qperf talking.
  */
 const QPERF_MESSAGE = /^[\w.\-[\]]+:(?:\s|$)/;
+/**
+ * qperf's messages that start with words, not a name and a colon (strings in the 0.4.11
+ * binary): `failed to %s %s: %s not responding` (captured: `failed to receive results: server
+ * not responding` when the server died mid-test), `could not make %s connection to server`,
+ * `synchronize %s failure: data does not match`.
+ */
+const QPERF_SENTENCE = /^(?:failed to \w+ [\w ]+: \w+ not responding|could not make \S+ connection to server|synchronize [\w ]+ failure: .*)$/;
+const isQperfMessage = (m: string): boolean => QPERF_MESSAGE.test(m) || QPERF_SENTENCE.test(m);
 
 function explain(messages: string[], blocks: QperfBlock[], exitCode: number | null | undefined): string {
-  if (!messages.every((m) => QPERF_MESSAGE.test(m))) {
+  if (!messages.every(isQperfMessage)) {
     return `no qperf results, and the output is not qperf's: ${quote(messages.join("\n"))}${exitNote(exitCode)}`;
   }
   const text = shorten(messages.map((m) => (/:\s*$/.test(m) ? `${m.trim()} (the rest of qperf's message was lost)` : m)).join("; "));
   const hints: string[] = [];
   if (messages.some((m) => /failed to connect/.test(m))) {
     hints.push("no qperf server answered on the listen port (qperf -lp) within its 5 s wait");
+  }
+  if (messages.some((m) => /not responding$/.test(m))) {
+    hints.push("the other end stopped answering during the test: the qperf server (or its per-test child) died, or the path failed");
   }
   if (messages.some((m) => /^server:/.test(m))) {
     hints.push(`the server side failed${blocks.length ? ` during ${blocks.map((b) => b.test).join(", ")}` : ""}; is the data port (-ip) free on the server?`);

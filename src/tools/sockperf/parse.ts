@@ -10,8 +10,9 @@
  * Without --full-rtt every printed number is RTT/2 ("latency"); with it, RTT. Everything
  * returned here is RTT in microseconds.
  *
- * sockperf 3.7 exits 0 even when it fails (connection refused, bad arguments), and prints
- * everything on stdout, so failure is recognised from the text alone.
+ * sockperf 3.7 exits 0 even when it fails (connection refused, bad arguments; a TCP server
+ * killed mid-run gives 7), and prints everything on stdout, so failure is recognised from the
+ * text alone. 3.7 is also what Ubuntu 24.04 ships (3.7-1).
  */
 import { ToolOutputError, type ToolResult } from "../types.ts";
 import {
@@ -243,6 +244,8 @@ export function parseSockperfSummary(rawText: string, source?: string): Sockperf
     r.totalSentMessages = value("[Total Run] SentMessages", totalRun[3]!, totalRun.index!, COUNT);
     r.totalReceivedMessages = value("[Total Run] ReceivedMessages", totalRun[4]!, totalRun.index!, COUNT);
   }
+  const stalled = stalledRun(r);
+  if (stalled) warnings.push(stalled);
 
   const errs = text.match(
     new RegExp(String.raw`#\s*dropped messages\s*=\s*(${TOKEN});\s*#\s*duplicated messages\s*=\s*(${TOKEN});\s*#\s*out-of-order messages\s*=\s*(${TOKEN})`),
@@ -264,6 +267,23 @@ export function parseSockperfSummary(rawText: string, source?: string): Sockperf
   }
 
   return { printed, reported: r, warnings };
+}
+
+/**
+ * sockperf keeps the samples of its "valid duration": the run less the warm-up and about 50 ms
+ * at the end (3.7: `-t 1` → 0.55 s valid, `-t 10` → 9.55 s). A ping-pong client whose replies
+ * stop (the server killed mid-run: `udp-server-killed` in the fixtures) waits for the timer
+ * and reports only what came before, with no error and sent ≈ received. A valid duration under
+ * half of the run after its warm-up is that case: warned, the samples kept.
+ */
+function stalledRun(r: SockperfReported): string | undefined {
+  const valid = r.validDurationSeconds;
+  const total = r.totalRunSeconds;
+  if (typeof valid !== "number" || typeof total !== "number") return undefined;
+  const expected = total - (typeof r.warmupMs === "number" ? r.warmupMs / 1000 : 0);
+  if (expected < 1 || valid >= 0.5 * expected) return undefined;
+  const sent = typeof r.totalSentMessages === "number" ? `; ${r.totalSentMessages} messages sent in all` : "";
+  return `sockperf measured only ${valid} s of its ${total} s run ([Valid Duration] vs [Total Run]${sent}): the replies stopped partway (server gone or path stalled), so the samples cover only the start of the run`;
 }
 
 const FULL_LOG_FIELDS = ["packet", "txTime", "rxTime"] as const;

@@ -237,7 +237,7 @@ describe("iperf3 errors", () => {
 
   it("-w 32M on a 4 MiB wmem_max: 3.12 refuses to run", () => {
     const e = expectToolError(() => iperf3.parse(output("tcp-w32M.json"), defaults({ window: "32M" })));
-    expect(e.message).toMatch(/^iperf3: socket buffer size not set correctly \(iperf3 3\.12 refuses .* net\.core\.wmem_max/);
+    expect(e.message).toMatch(/^iperf3: socket buffer size not set correctly \(iperf3 \(3\.12, 3\.18\) refuses .* net\.core\.wmem_max/);
   });
 
   it("a parameter error: text on stderr, usage on stdout, no JSON", () => {
@@ -318,7 +318,9 @@ describe("iperf3 other versions (public output)", () => {
 
   it("3.16 error JSON (macOS)", () => {
     const e = expectToolError(() => iperf3.parse(output("v3.16-error-mac.public.json"), defaults()));
-    expect(e.message).toBe("iperf3: control socket has closed unexpectedly");
+    expect(e.message).toBe(
+      "iperf3: control socket has closed unexpectedly (the iperf3 server closed its control connection during the test: it was killed, crashed or restarted)",
+    );
   });
 });
 
@@ -495,5 +497,123 @@ describe("issue 10: no stream-count warning unless a count was asked", () => {
 
   it("the client still passes -P 1 when none is given", () => {
     expect(iperf3.client(clientContext(), Iperf3ParamsSchema.parse({})).command).toContain(" -P 1 ");
+  });
+});
+
+describe("issue 21: iperf3 3.18 captures (Debian trixie; Ubuntu 24.04 ships 3.16)", () => {
+  const v = (name: string) => `3.18/${name}`;
+  /** Every 3.18 client printed its JSON on stdout; stderr was empty except bad-parallel's. */
+  const out318 = (name: string, exitCode = 0) => fixtureOutput("iperf3", { stdout: v(name), exitCode });
+
+  it("--version and the JSON's version string", () => {
+    expect(iperf3.parseVersion(fx(v("version.txt")))).toBe("3.18");
+    expect(fx(v("version.txt"))).toMatch(/POSIX threads/); // 3.16+: a thread per stream
+  });
+
+  it("TCP -P 1 (latlab's command): three intervals, goodput, retransmits, RTT", () => {
+    const r = iperf3.parse(out318("tcp-p1.json"), defaults({ duration: 3 }));
+    // intervals[].sum.bits_per_second: 21781655904.883179, 18093025209.6…, 11610104021.6…
+    expect(r.samples).toEqual([21781.6559049, 18093.0252096, 11610.1040216]);
+    expect(r.warnings).toEqual([]);
+    expect(r.reported).toMatchObject({
+      protocol: "TCP",
+      reverse: "no",
+      version: "3.18",
+      streams: 1,
+      durationSeconds: 3,
+      senderMbps: 17166.72894,
+      receiverMbps: 17159.7913848,
+      retransmits: 76,
+      meanRttUs: 150,
+      minRttUs: 121,
+      maxRttUs: 192,
+      senderCongestion: "bbr",
+      sndbufActual: 16384,
+      rcvbufActual: 131072,
+    });
+  });
+
+  it("TCP -P 4: one summed sample per interval, four streams, RTT weighted by bytes", () => {
+    const r = iperf3.parse(out318("tcp-p4.json"), defaults({ duration: 3, parallel: 4 }));
+    expect(r.samples).toEqual([12976.2505011, 55162.0327477, 56103.5452032]);
+    expect(r.warnings).toEqual([]);
+    expect(r.reported).toMatchObject({ streams: 4, receiverMbps: 41394.1545723, retransmits: 62, meanRttUs: 816.9, minRttUs: 122, maxRttUs: 4231 });
+  });
+
+  it("-R: the client's intervals are the receiver's, no sender RTT", () => {
+    const r = iperf3.parse(out318("tcp-reverse.json"), defaults({ duration: 3, reverse: true }));
+    expect(r.samples).toEqual([22426.7551965, 26150.9139544, 25931.8415367]);
+    expect(r.reported).toMatchObject({ reverse: "yes", receiverMbps: 24835.2033029 });
+    expect(r.reported?.meanRttUs).toBeUndefined();
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("-O 1: the omitted interval is left out", () => {
+    const r = iperf3.parse(out318("tcp-omit.json"), defaults({ duration: 3, omit: 1 }));
+    expect(r.samples).toEqual([21771.7037275, 12218.1514542, 17500.9050028]);
+    expect(r.reported).toMatchObject({ omitSeconds: 1, omittedIntervals: 1, retransmits: 95 });
+  });
+
+  it("-w 256K: granted twice that, no warning", () => {
+    const r = iperf3.parse(out318("tcp-w256K.json"), defaults({ duration: 2, window: "256K" }));
+    expect(r.samples).toEqual([18849.9909084, 26788.6870853]);
+    expect(r.reported).toMatchObject({ requestedWindow: 262144, sndbufActual: 524288, rcvbufActual: 524288 });
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("UDP -b 50M with the server's JSON report (latlab's UDP client): receiver intervals, no loss", () => {
+    const r = iperf3.parse(out318("udp-b50M-server-output.json"), defaults({ protocol: "udp", bitrate: "50M", duration: 2 }));
+    // 3.18's server report has no trailing partial interval (3.12's had one)
+    expect(r.samples).toEqual([50.0160870179, 49.8737512292]);
+    expect(r.reported).toMatchObject({
+      goodputFrom: "receiver intervals (server report)",
+      receiverMbps: 49.9418526247,
+      lostPackets: 0,
+      packets: 382,
+      lostPercent: 0,
+      jitterMs: 0.011191,
+      targetMbps: 50,
+    });
+    expect(r.reported?.partialIntervalsLeftOut).toBeUndefined();
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("UDP -b 0: 181793 of 404404 datagrams lost at the receiver", () => {
+    const r = iperf3.parse(out318("udp-b0-server-output.json"), defaults({ protocol: "udp", bitrate: "0", duration: 3 }));
+    expect(r.samples).toEqual([20222.0423312, 17018.1892889, 21090.7110938]);
+    expect(r.reported).toMatchObject({ senderMbps: 35325.7453758, receiverMbps: 19443.432554, lostPackets: 181793, packets: 404404, sentPackets: 404404, lostPercent: 44.9533 });
+    expect(r.warnings).toEqual(["UDP: 181793 of 404404 datagrams lost (44.95%) at the receiver"]);
+  });
+
+  it("UDP -R: the client receives and reports the goodput itself", () => {
+    const r = iperf3.parse(out318("udp-b50M-reverse.json"), defaults({ protocol: "udp", bitrate: "50M", duration: 2, reverse: true }));
+    expect(r.samples).toEqual([50.0276324514, 50.0681550988]);
+    expect(r.reported).toMatchObject({ goodputFrom: "receiver intervals (client, -R)", lostPackets: 0, packets: 382, jitterMs: 0.29563 });
+  });
+
+  it("3.18 exits 1 on a failed test (3.12 exited 0); the JSON error is still the message", () => {
+    const refused = expectToolError(() => iperf3.parse(out318("refused.json", 1), defaults()), "iperf3");
+    expect(refused.message).toBe(
+      "iperf3: unable to connect to server - server may have stopped running or use a different port, firewall issue, etc.: Connection refused (no iperf3 server reachable on that address and port)",
+    );
+    const busy = expectToolError(() => iperf3.parse(out318("server-busy.json", 1), defaults()));
+    expect(busy.message).toBe("iperf3: the server is busy running a test. try again later (another client's test was running on this iperf3 server; it serves one at a time)");
+    const w = expectToolError(() => iperf3.parse(out318("tcp-w32M.json", 1), defaults({ window: "32M" })));
+    expect(w.message).toMatch(/^iperf3: socket buffer size not set correctly \(iperf3 \(3\.12, 3\.18\) refuses/);
+  });
+
+  it("server killed 1.6 s in: intervals, then the control-socket error", () => {
+    const doc = JSON.parse(fx(v("server-killed.json"))) as { intervals: unknown[] };
+    expect(doc.intervals.length).toBe(2); // the same first interval twice, as 3.12 did
+    const e = expectToolError(() => iperf3.parse(out318("server-killed.json", 1), defaults({ duration: 3 })));
+    expect(e.message).toBe(
+      "iperf3: control socket has closed unexpectedly (the iperf3 server closed its control connection during the test: it was killed, crashed or restarted)",
+    );
+  });
+
+  it("-P 129: no JSON, the parameter error on stderr (stdout empty in 3.18)", () => {
+    expect(fx(v("bad-parallel.stdout"))).toBe("");
+    const e = expectToolError(() => iperf3.parse(fixtureOutput("iperf3", { stdout: v("bad-parallel.stdout"), stderr: v("bad-parallel.stderr"), exitCode: 1 }), defaults()));
+    expect(e.message).toBe("iperf3: parameter error - number of parallel streams too large (maximum = 128)");
   });
 });

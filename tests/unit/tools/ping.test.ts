@@ -228,3 +228,86 @@ describe("issue 10: --duration replaces an explicit count, and says so", () => {
     expect(ping.parse(output("duration-count10"), p).warnings[0]).toContain("asked for 100 probes");
   });
 });
+
+describe("issue 21: iputils 20240905 captures (Debian trixie; Ubuntu 24.04 ships 20240117)", () => {
+  /** A 20240905 capture: stdout, and stderr where ping wrote one (the README lists them). */
+  const withStderr = new Set(["network-unreachable", "unknown-host", "message-too-long", "interval-garbage", "interval-too-short"]);
+  const out = (name: string, exitCode = 0) =>
+    capture("ping", `20240905/${name}`, { exitCode, stderr: withStderr.has(name) });
+  const us = (ms: string) => ms.split(",").map((t) => Math.round(Number(t) * 1000));
+
+  it("ping -V", () => {
+    expect(ping.parseVersion(fx("20240905/version.txt"))).toBe("20240905");
+  });
+
+  it("latlab's command as a user (ICMP datagram socket, as on Ubuntu): 20 replies", () => {
+    const r = ping.parse(out("normal"), params());
+    expect(r.samples).toEqual(us("0.300,0.062,0.050,0.051,0.049,0.050,0.057,0.055,0.069,0.057,0.049,0.052,0.049,0.050,0.049,0.051,0.060,0.052,0.051,0.051"));
+    expect(r.warnings).toEqual([]);
+    expect(r.reported).toMatchObject({ transmitted: 20, received: 20, lossPercent: 0, totalTimeMs: 3893, min: 49, mean: 65, max: 300, mdev: 54 });
+  });
+
+  it("the same as root (raw socket) and to 127.0.0.1 read alike", () => {
+    expect(ping.parse(out("normal-root"), params()).reported).toMatchObject({ received: 20, min: 29, mean: 49, max: 59 });
+    const lo = ping.parse(out("loopback"), params({ count: 10 }));
+    expect(lo.samples).toHaveLength(10);
+    expect(lo.reported).toMatchObject({ transmitted: 10, received: 10, min: 35, mean: 65, max: 294 });
+  });
+
+  it("the peer losing its address for a second: 5 of 20 unanswered, seq 7-11 missing", () => {
+    const r = ping.parse(out("partial-loss"), params());
+    expect(r.samples).toEqual(us("0.031,0.053,0.049,0.052,0.041,0.050,0.065,0.050,0.049,0.052,0.052,0.053,0.050,0.058,0.050"));
+    expect(r.reported).toMatchObject({ transmitted: 20, received: 15, lossPercent: 25, errors: 0, min: 31, mean: 50, max: 65 });
+    expect(r.warnings).toEqual(["packet loss: 5 of 20 probes unanswered (25%)"]);
+  });
+
+  it("rejected probes: +3 errors, the same as user and as root", () => {
+    for (const name of ["errors", "errors-root"]) {
+      const r = ping.parse(out(name), params({ count: 9 }));
+      expect(r.samples, name).toHaveLength(6);
+      expect(r.reported, name).toMatchObject({ transmitted: 9, received: 6, errors: 3, lossPercent: 33.3333 });
+      expect(r.warnings, name).toEqual([
+        "packet loss: 3 of 9 probes unanswered (33.3333%)",
+        "+3 errors: Destination Host Unreachable (from 198.18.9.2) ×3",
+      ]);
+    }
+    expect(ping.parse(out("errors"), params({ count: 9 })).samples).toEqual(us("0.358,0.057,0.053,0.052,0.058,0.055"));
+  });
+
+  it("duplicated replies: +4 duplicates left out", () => {
+    const r = ping.parse(out("duplicates"), params({ count: 5 }));
+    expect(r.samples).toEqual(us("0.039,0.061,0.072,0.062,0.065"));
+    expect(r.reported).toMatchObject({ received: 5, duplicates: 4, lossPercent: 0, max: 73 });
+    expect(r.warnings).toEqual(["4 duplicate replies (DUP!), left out of the samples"]);
+  });
+
+  it("no host behind the address: 100% loss fails the cell; only root sees the ARP failure", () => {
+    expect(expectToolError(() => ping.parse(out("total-loss", 1), params({ count: 5 })), "ping").message).toBe("ping: no reply: 100% packet loss (5 sent)");
+    // a user's datagram socket got no "Destination Host Unreachable" (no +errors), root's raw socket one
+    expect(expectToolError(() => ping.parse(out("no-host-unreachable", 1), params({ count: 6 }))).message).toBe("ping: no reply: 100% packet loss (6 sent)");
+    expect(expectToolError(() => ping.parse(out("no-host-unreachable-root", 1), params({ count: 6 }))).message).toBe(
+      "ping: no reply: 100% packet loss (6 sent); +1 errors: Destination Host Unreachable (from 198.18.9.1)",
+    );
+  });
+
+  it("errors on stderr, exit 2: no route, unknown host, -i under 2 ms as a user", () => {
+    expect(expectToolError(() => ping.parse(out("network-unreachable", 2), params())).message).toBe("ping: connect: Network is unreachable");
+    expect(expectToolError(() => ping.parse(out("unknown-host", 2), params())).message).toBe("ping: no-such-host.invalid: Temporary failure in name resolution");
+    expect(expectToolError(() => ping.parse(out("interval-too-short", 2), params())).message).toBe(
+      "ping: cannot flood, minimal interval for user must be >= 2 ms, use -i 0.002 (or higher)",
+    );
+  });
+
+  it("-s: 65508 is refused up front (20221126 sent it and failed), 65507 works, 15 has no time=", () => {
+    expect(expectToolError(() => ping.parse(out("message-too-long", 1), params())).message).toBe("ping: invalid -s value: '65508': out of range: 0 <= value <= 65507");
+    const max = ping.parse(out("max-payload"), params({ count: 3, size: 65507 }));
+    expect(max.samples).toEqual(us("0.043,0.057,0.066"));
+    expect(expectToolError(() => ping.parse(out("small-payload"), params())).message).toMatch(/^ping: replies carry no time=/);
+  });
+
+  it("a garbage -i is still only a warning in 20240905", () => {
+    const r = ping.parse(out("interval-garbage"), params({ count: 3 }));
+    expect(r.samples).toHaveLength(3);
+    expect(r.warnings).toEqual(["ping: option argument contains garbage: x", "ping: this will become fatal error in the future"]);
+  });
+});

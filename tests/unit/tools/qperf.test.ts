@@ -333,3 +333,46 @@ describe("qperf helpers", () => {
     expect(lines[1]).toBe("CPU (whole host, % of one core): client 66, server 66");
   });
 });
+
+describe("issue 21: qperf 0.4.11 of Debian trixie (the source Ubuntu 24.04 builds)", () => {
+  const d = "0.4.11-trixie";
+  /** Every capture here wrote only stdout (stderr empty). */
+  const out = (name: string, exitCode = 0) => capture("qperf", `${d}/${name}`, { exitCode, stderr: false });
+
+  it("qperf --version", () => {
+    expect(parseQperfVersion(fixture("qperf", `${d}/version.txt`))).toBe("0.4.11");
+  });
+
+  it("tcp_lat, latlab's command: 18379 ns one-way → 36.758 µs RTT", () => {
+    const r = qperf.parse(out("tcp_lat.vv-uu"), defaults({ duration: 2 }));
+    expect(r.metric).toBe("rtt");
+    expect(r.samples).toEqual([36.758]);
+    expect(r.warnings).toEqual([]);
+    expect(r.reported).toMatchObject({ printedOneWayUs: 18.379, msgRatePerSec: 54410, locSendMsgs: 54683, locRecvMsgs: 54682, remRecvMsgs: 54682, locCpusUsedPct: 199 });
+  });
+
+  it("udp_lat: 13645 ns one-way → 27.29 µs RTT", () => {
+    const r = qperf.parse(out("udp_lat.vv-uu"), defaults({ test: "udp_lat", duration: 2 }));
+    expect(r.samples).toEqual([27.29]);
+    expect(r.reported).toMatchObject({ printedOneWayUs: 13.645, msgRatePerSec: 73286 });
+  });
+
+  it("tcp_bw: 14511744 bytes/s → 116.093952 Mbit/s", () => {
+    const r = qperf.parse(out("tcp_bw.vv-uu"), defaults({ test: "tcp_bw", duration: 2 }));
+    expect(r.metric).toBe("throughput");
+    expect(r.samples).toEqual([116.093952]);
+    expect(r.reported).toMatchObject({ sendMsgs: 453491, recvMsgs: 453492, sendBytes: 29023424 });
+  });
+
+  it("nothing listening: failed to connect, exit 1", () => {
+    const e = expectToolError(() => qperf.parse(out("no-server", 1), defaults()), "qperf");
+    expect(e.message).toBe("qperf: 127.0.0.1: failed to connect (no qperf server answered on the listen port (qperf -lp) within its 5 s wait)");
+  });
+
+  it("server killed 1.5 s into a 3 s tcp_lat: qperf's own message, not 'not qperf's output'", () => {
+    const e = expectToolError(() => qperf.parse(out("server-killed", 1), defaults({ duration: 3 })), "qperf");
+    expect(e.message).toBe(
+      "qperf: failed to receive results: server not responding (the other end stopped answering during the test: the qperf server (or its per-test child) died, or the path failed)",
+    );
+  });
+});

@@ -422,3 +422,43 @@ describe("issue 10: no fullRtt warning unless the mode was asked", () => {
     expect(sockperf.client(clientContext(), defaults({ fullRtt: false })).command).not.toContain("--full-rtt");
   });
 });
+
+describe("issue 21: sockperf 3.7 (Debian 3.7-1, the source Ubuntu 24.04 builds): server killed mid-run", () => {
+  it("TCP: the error sockperf prints, exit 7 (not 0, unlike its other failures), empty full log", () => {
+    expect(fx("tcp-server-killed.csv")).toBe("");
+    const e = expectToolError(() => sockperf.parse(output("tcp-server-killed", { csv: true, exitCode: 7 }), defaults({ duration: 3, mps: 1000 })), "sockperf");
+    expect(e.message).toBe("sockperf: ERROR: A connection was forcibly closed by a peer (errno=0 Success)");
+  });
+
+  it("UDP, server gone before the valid window: no messages, an error", () => {
+    const e = expectToolError(() => sockperf.parse(output("udp-server-killed-early", { csv: true }), defaults({ protocol: "udp", duration: 3, mps: 1000 })));
+    expect(e.message).toBe("sockperf: No messages were received from the server. Is the server down?");
+  });
+
+  it("UDP, server gone ~1 s into a 4 s run: sockperf reports 646 samples and no error; latlab warns", () => {
+    const r = sockperf.parse(output("udp-server-killed", { csv: true }), defaults({ protocol: "udp", duration: 4, mps: 1000 }));
+    expect(r.samples).toHaveLength(646);
+    expect(Math.min(...r.samples)).toBe(10.956);
+    expect(Math.max(...r.samples)).toBe(74670.476); // printed <MAX> 74670.475: the csv is computed from tx/rx times
+    expect(r.reported).toMatchObject({
+      count: 646,
+      mean: 291.853,
+      p50: 13.72,
+      p99: 2340.678,
+      validDurationSeconds: 0.641,
+      totalRunSeconds: 4.001,
+      warmupMs: 400,
+      totalSentMessages: 1094,
+      totalReceivedMessages: 1093,
+      dropped: 0,
+    });
+    expect(r.warnings).toEqual([
+      "sockperf measured only 0.641 s of its 4.001 s run ([Valid Duration] vs [Total Run]; 1094 messages sent in all): the replies stopped partway (server gone or path stalled), so the samples cover only the start of the run",
+    ]);
+  });
+
+  it("a whole run is not warned about (valid 0.55 s of a 1 s run, 9.55 s of 10 s)", () => {
+    expect(sockperf.parse(output("tcp-full-rtt", { csv: true }), defaults({ duration: 1, mps: 1000 })).warnings).toEqual([]);
+    expect(parseSockperf({ stdout: fx("v3.8-tcp-one-way.public.stdout") }).warnings.filter((w) => /measured only/.test(w))).toEqual([]);
+  });
+});

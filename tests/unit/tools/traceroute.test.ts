@@ -456,3 +456,80 @@ describe("describe()", () => {
     expect(lines("seed-public-ip")).toEqual(["path: * → * → * → * → * → * → * → 13.xx.xx.xx", "7 silent hops"]);
   });
 });
+
+describe("issue 21: nmap 7.94SVN captures (the upstream snapshot Ubuntu 24.04 ships)", () => {
+  const d = "nmap-7.94";
+  const withStderr = new Set(["nmap-xml-no-route", "nmap-xml-unknown-host", "nmap-xml-non-root"]);
+  const out = (name: string, exitCode = 0) => capture("traceroute", `${d}/${name}`, { exitCode, stderr: withStderr.has(name) });
+  const run794 = (name: string, port = 22, exitCode = 0) => traceroute.parse(out(name, exitCode), params({ port }));
+
+  it("nmap --version says 7.94SVN; the XML carries the same", () => {
+    expect(traceroute.parseVersion(fx(`${d}/version.txt`))).toBe("7.94SVN");
+    expect(fx(`${d}/nmap-xml-three-hops.stdout`)).toContain('version="7.94SVN"');
+  });
+
+  it("three hops to an open port (latlab's command)", () => {
+    const r = run794("nmap-xml-three-hops");
+    expect(r.samples).toEqual([3]);
+    expect(r.warnings).toEqual([]);
+    expect(r.reported).toMatchObject({
+      format: "nmap-xml",
+      targetReached: "yes",
+      hops: 3,
+      hopsSilent: 0,
+      portState: "open",
+      probe: "tcp/22",
+      hop1Address: "198.18.1.1",
+      hop1RttUs: 70,
+      hop2Address: "198.18.2.2",
+      hop2RttUs: 210,
+      hop3Address: "198.18.3.2",
+      hop3RttUs: 10,
+    });
+  });
+
+  it("a neighbour is one hop (no probes); a closed port still traces", () => {
+    expect(run794("nmap-xml-one-hop").reported).toMatchObject({ hops: 1, probe: "direct", hop1Address: "198.18.4.2", hop1RttUs: 50 });
+    expect(run794("nmap-xml-closed", 23).reported).toMatchObject({ hops: 3, portState: "closed", port: 23, probe: "tcp/23" });
+  });
+
+  it("the same trace as plain text", () => {
+    const r = traceroute.parse(capture("traceroute", `${d}/nmap-text-three-hops`, { stderr: false }), params());
+    expect(r.samples).toEqual([3]);
+    expect(r.reported).toMatchObject({ format: "nmap-text", hops: 3, hop3Address: "198.18.3.2" });
+  });
+
+  it("filtered port: ICMP trace, warned; target rejecting: the same", () => {
+    for (const name of ["nmap-xml-filtered", "nmap-xml-target-rejects"]) {
+      const r = run794(name);
+      expect(r.samples, name).toEqual([3]);
+      expect(r.reported, name).toMatchObject({ portState: "filtered", probe: "icmp" });
+      expect(r.warnings, name).toEqual(["port 22 is filtered, so nmap traced with ICMP instead of TCP: the hop count is of the ICMP path"]);
+    }
+    expect(run794("nmap-xml-direct-filtered").reported).toMatchObject({ hops: 1, portState: "filtered", probe: "direct" });
+  });
+
+  it("all traffic to the target dropped: not reached, no hop count", () => {
+    const r = run794("nmap-xml-unreachable");
+    expect(r.samples).toEqual([]);
+    expect(r.reported).toMatchObject({ targetReached: "no", lastAnsweringHop: 2, hop2Address: "198.18.2.2" });
+    expect(r.warnings).toContain("target 198.18.3.2 not reached: last answer from hop 2 (198.18.2.2); hop count unknown");
+  });
+
+  it("a silent router: hop 1 missing, still 3 hops", () => {
+    const r = run794("nmap-xml-silent-hop");
+    expect(r.samples).toEqual([3]);
+    expect(r.reported).toMatchObject({ hopsSilent: 1, hop2Address: "198.18.2.2" });
+    expect(r.reported?.hop1Address).toBeUndefined();
+  });
+
+  it("failures", () => {
+    expect(expectToolError(() => run794("nmap-xml-host-down")).message).toMatch(/^traceroute: target down: .*\(0 hosts up\)/);
+    expect(expectToolError(() => run794("nmap-xml-no-route")).message).toBe("traceroute: setup_target: failed to determine route to 198.19.9.9");
+    expect(expectToolError(() => run794("nmap-xml-unknown-host")).message).toBe('traceroute: Failed to resolve "no-such-host.invalid".');
+    expect(expectToolError(() => run794("nmap-xml-loopback")).message).toMatch(/never traces a loopback address/);
+    expect(expectToolError(() => run794("nmap-xml-non-root", 22, 1)).message).toBe(
+      "traceroute: You requested a scan type which requires root privileges. QUITTING!",
+    );
+  });
+});
