@@ -12,8 +12,14 @@ export default defineExperiment({
     "seed 003: Reduce latency on Azure with Accelerated Networking (sockperf; cross-zone, zonal, PPG)",
     "seed 004: Reducing latency through Proximity Placement groups (iperf and qperf, AccelNet on/off)",
   ],
-  // Seed 004's size (seed 003 does not name one): its ~2.01 → ~2.82 Gbit/s sits under D3_v2's cap.
-  defaults: { region: "uksouth", size: "Standard_D3_v2" },
+  // Seed 004 ran Standard_D3_v2 (4 vCPUs, Dv2), which Azure has not let new subscriptions deploy
+  // since July 2026 (previous-generation series). The current 4-vCPU sizes of the D family list
+  // Accelerated Networking as *Required* (Dsv5: "Accelerated Networking: Required"), so "off" would
+  // not be honoured; Bsv2 lists it as *Supported* — on and off both real — with 6,250 Mbit/s, above
+  // seed 004's ~2.8 Gbit/s. Bsv2 is burstable: a 4-vCPU B4s_v2 starts with 120 CPU credits, far
+  // more than these cells use (MicrosoftDocs/azure-compute-docs …/general-purpose/bsv2-series.md).
+  defaults: { region: "uksouth", size: "Standard_B4s_v2" },
+  seedSizes: [{ seed: "seed 004", size: "Standard_D3_v2" }],
   axes: { placement: ["cross-zone", "same-zone", "same-ppg"], accelnet: [false, true] },
   // AccelNet on vs off within each placement.
   baseline: { accelnet: false },

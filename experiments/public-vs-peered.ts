@@ -17,7 +17,15 @@ export default defineExperiment({
   description: "Does traffic between two VMs in peered VNets go faster over the private peered path than over their public IPs?",
   reproduces: ["seed 002: Azure Networking Bandwidth: Public IP vs Peered Networking (nmap traceroute, iperf3 -P 4, -w 32M)"],
   defaults: { region: "northeurope", zone: null, accelnet: true },
-  axes: { size: ["Standard_DS13_v2", "Standard_DS14_v2"], path: ["private", "public"] },
+  // The seed's DS13_v2 (8 vCPUs) and DS14_v2 (16) are a previous-generation series new
+  // subscriptions cannot deploy; two VMs of 16 vCPUs would not fit a new subscription's 20
+  // regional vCPUs either. Standard_D4s_v5 and D8s_v5 (Dsv5, AccelNet required and on) keep two
+  // sizes, the larger with as many vCPUs as the seed's smaller.
+  axes: { size: ["Standard_D4s_v5", "Standard_D8s_v5"], path: ["private", "public"] },
+  seedSizes: [
+    { seed: "seed 002", size: "Standard_DS13_v2" },
+    { seed: "seed 002", size: "Standard_DS14_v2" },
+  ],
   // Public vs private within each size: the same pair of VMs, two paths.
   baseline: { path: "private" },
   hosts: { server: { vnet: "b" }, client: { vnet: "a" } },

@@ -4,7 +4,7 @@ import { TOOL_NAMES, findTool, type ToolName, type tools } from "../tools/regist
 import { AXIS_NAMES, AxesSchema, type Axes, type AxisValues } from "./axes.ts";
 import { ExperimentDefinitionError, issuesFromZod, type DefinitionIssue } from "./errors.ts";
 import { baselineMap, expandMatrix, type AxisPoint, type AxisTable } from "./matrix.ts";
-import { HostSpecSchema, RegionSchema, type HostSpec } from "./placement.ts";
+import { HostSpecSchema, RegionSchema, VmSizeSchema, type HostSpec } from "./placement.ts";
 import { closestName, didYouMean } from "./suggest.ts";
 
 export const RoleSchema = z.string().regex(/^[a-z][a-z0-9]{0,11}$/, "a role is lower case letters and digits, at most 12, starting with a letter");
@@ -60,6 +60,12 @@ export const ExperimentShapeSchema = z
     name: z.string().regex(/^[a-z][a-z0-9-]*$/, "a name is lower case letters, digits and '-'").describe("Lower case letters, digits and '-'; it names the run's results and resources."),
     description: z.string().min(1).describe("What the experiment asks, in a sentence: shown by `latlab list` and in the results."),
     reproduces: z.array(z.string()).default([]).describe("The field reports or posts this experiment reproduces."),
+    seedSizes: z
+      .array(z.object({ seed: z.string().min(1), size: VmSizeSchema, note: z.string().optional() }).strict())
+      .default([])
+      .describe(
+        'VM sizes the reproduced reports ran that this experiment does not (e.g. a size Azure no longer lets new subscriptions deploy): `[{ seed: "seed 004", size: "Standard_D3_v2" }]`. Shown by `latlab plan` and in the report next to the sizes this run uses.',
+      ),
     defaults: HostSpecSchema.default({}).describe("Placement for every host unless a host or an axis says otherwise."),
     peerRegion: RegionSchema.default("ukwest").describe('Where `placement: "cross-region"` puts the non-anchor hosts.'),
     axes: AxesSchema.default({}).describe("The infrastructure axes: each a list of values; the variants are their cartesian product (less the filter, zipped axes moving together)."),
@@ -117,6 +123,7 @@ export interface ExperimentInput<A extends Axes = Axes> {
   name: string;
   description: string;
   reproduces?: string[];
+  seedSizes?: { seed: string; size: string; note?: string }[];
   defaults?: HostSpec;
   peerRegion?: string;
   axes?: A;

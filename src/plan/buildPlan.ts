@@ -103,7 +103,7 @@ export function buildPlan(experiment: Experiment, options: PlanOptions = {}): Pl
   if (baselines.issues.length) throw new ExperimentDefinitionError(baselines.issues, experiment.name);
 
   return PlanSchema.parse({
-    experiment: { name: experiment.name, description: experiment.description },
+    experiment: { name: experiment.name, description: experiment.description, ...(experiment.seedSizes.length ? { seedSizes: experiment.seedSizes } : {}) },
     baseline: baselines.map[variants[0]!.id],
     baselineOf: baselines.map,
     variants,

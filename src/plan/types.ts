@@ -61,7 +61,12 @@ export const CellSchema = z.object({
 export type Cell = z.infer<typeof CellSchema>;
 
 export const PlanSchema = z.object({
-  experiment: z.object({ name: z.string(), description: z.string() }),
+  experiment: z.object({
+    name: z.string(),
+    description: z.string(),
+    /** Sizes the reproduced reports ran instead of this plan's (the experiment's `seedSizes`). */
+    seedSizes: z.array(z.object({ seed: z.string(), size: z.string(), note: z.string().optional() })).optional(),
+  }),
   /** The first baseline variant (the one, when every variant shares it). */
   baseline: z.string(),
   /** Each variant's baseline (a baseline maps to itself). */

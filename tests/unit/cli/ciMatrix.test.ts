@@ -72,6 +72,7 @@ describe("latlab ci-matrix", () => {
       ["ppg-vs-zone", false],
       ["accelnet-on-off", false],
       ["ppg-availability-set", false],
+      ["ppg-peered-vnets", false],
       ["public-vs-peered", false],
       ["zone-region-baseline", false],
     ]);

@@ -25,11 +25,11 @@ describe("formatPlan", () => {
   it("public-vs-peered: both paths on the same hosts, each host's VNet, and which cells cross the peering", async () => {
     const { experiment } = await loadExperiment("public-vs-peered");
     const text = formatPlan(buildPlan(experiment));
-    expect(marked(text)).toEqual(["size=Standard_DS13_v2,path=private", "size=Standard_DS14_v2,path=private"]);
-    expect(text).toContain("  (the same hosts as size=Standard_DS13_v2,path=public)");
+    expect(marked(text)).toEqual(["size=Standard_D4s_v5,path=private", "size=Standard_D8s_v5,path=private"]);
+    expect(text).toContain("  (the same hosts as size=Standard_D4s_v5,path=public)");
     expect(text).toMatch(/server {5}northeurope, vnet b, no zone/);
-    expect(text).toContain("size=Standard_DS13_v2/traceroute#0/client->server@path=private  [same-region, private, across a VNet peering]");
-    expect(text).toContain("size=Standard_DS13_v2/traceroute#0/client->server@path=public  [same-region, public]");
+    expect(text).toContain("size=Standard_D4s_v5/traceroute#0/client->server@path=private  [same-region, private, across a VNet peering]");
+    expect(text).toContain("size=Standard_D4s_v5/traceroute#0/client->server@path=public  [same-region, public]");
     expect(text).toMatch(/^2 deployments, 4 hosts, 16 cells/m);
   });
 });

@@ -111,8 +111,8 @@ describe("measurement axes share deployments (issue 9, point 10)", () => {
     const plan = buildPlan(publicVsPeered);
     expect(plan.variants).toHaveLength(4);
     expect(plan.deployments.map((d) => [d.id, d.variants])).toEqual([
-      ["size=Standard_DS13_v2", ["size=Standard_DS13_v2,path=private", "size=Standard_DS13_v2,path=public"]],
-      ["size=Standard_DS14_v2", ["size=Standard_DS14_v2,path=private", "size=Standard_DS14_v2,path=public"]],
+      ["size=Standard_D4s_v5", ["size=Standard_D4s_v5,path=private", "size=Standard_D4s_v5,path=public"]],
+      ["size=Standard_D8s_v5", ["size=Standard_D8s_v5,path=private", "size=Standard_D8s_v5,path=public"]],
     ]);
     expect(plan.estimate.hosts).toBe(4);
     for (const d of plan.deployments) {
@@ -133,7 +133,7 @@ describe("measurement axes share deployments (issue 9, point 10)", () => {
     }
     expect(new Set(plan.cells.map((c) => c.id)).size).toBe(plan.cells.length);
     // Comparisons stay between variants: path=public against path=private of the same size.
-    expect(plan.baselineOf["size=Standard_DS14_v2,path=public"]).toBe("size=Standard_DS14_v2,path=private");
+    expect(plan.baselineOf["size=Standard_D8s_v5,path=public"]).toBe("size=Standard_D8s_v5,path=private");
   });
 
   it("keeps one deployment per variant when nothing is shared, with the ids it always had", () => {

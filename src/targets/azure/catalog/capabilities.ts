@@ -72,6 +72,11 @@ const DSV5: Source = {
   url: "https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/dsv5-series",
   says: `Accelerated Networking: Required ("required and turned on by default on all Dsv5 virtual machines" in the older dv5-dsv5-series page); generation 1 and 2; ${SIZES_FOOTER} (articles/virtual-machines/sizes/general-purpose/dsv5-series.md @ aadaee5)`,
 };
+const BSV2: Source = {
+  title: "Bsv2-series sizes (Microsoft Learn)",
+  url: "https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/bsv2-series",
+  says: `Accelerated Networking: Supported; Generation 1 and 2 VMs: Supported; Max Network Bandwidth 6,250 Mbps for every size; burstable (base CPU 20-40 %, initial credits 60-960) (MicrosoftDocs/azure-compute-docs articles/virtual-machines/sizes/general-purpose/bsv2-series.md @ 2072bfd, ms.date 03/10/2026)`,
+};
 const DV5: Source = {
   title: "Dv5 and Dsv5-series (Microsoft Learn)",
   url: "https://learn.microsoft.com/azure/virtual-machines/dv5-dsv5-series",
@@ -118,6 +123,24 @@ export const VM_SIZES: Readonly<Record<string, SizeCapability>> = {
     ],
     { generations: [1, 2], premiumStorage: true, quotaFamily: "standardBSFamily", source: BV1 },
     (name) => (["Standard_B12ms", "Standard_B16ms", "Standard_B20ms"].includes(name) ? "supported" : "unsupported"),
+  ),
+  ...series(
+    [
+      ["Standard_B2ts_v2", 2, 1, 6250],
+      ["Standard_B2ls_v2", 2, 4, 6250],
+      ["Standard_B2s_v2", 2, 8, 6250],
+      ["Standard_B4ls_v2", 4, 8, 6250],
+      ["Standard_B4s_v2", 4, 16, 6250],
+      ["Standard_B8ls_v2", 8, 16, 6250],
+      ["Standard_B8s_v2", 8, 32, 6250],
+      ["Standard_B16ls_v2", 16, 32, 6250],
+      ["Standard_B16s_v2", 16, 64, 6250],
+      ["Standard_B32ls_v2", 32, 64, 6250],
+      ["Standard_B32s_v2", 32, 128, 6250],
+    ],
+    // Family: the name.value Azure's SKU data gives these sizes (sizes/skus.snapshot.json names).
+    { generations: [1, 2], premiumStorage: true, quotaFamily: "standardBsv2Family", source: BSV2 },
+    () => "supported",
   ),
   ...series(
     [
