@@ -4,10 +4,15 @@ import { ExperimentDefinitionError, type DefinitionIssue } from "../../../dsl/er
 import type { Plan } from "../../../plan/types.ts";
 import { findTool } from "../../../tools/registry.ts";
 import { ADMIN_NAME_MAX_LINUX, RESERVED_ADMIN_NAMES, REGIONS, regionCapability, sizeCapability } from "./capabilities.ts";
+import type { ResourceSku } from "./quota.ts";
+import { describePreviousGeneration } from "./sizes/previousGeneration.ts";
+import { isKnownSize, sizeFacts, suggestSize } from "./sizes/sizeFacts.ts";
+import { skuSnapshot } from "./sizes/skuSnapshot.ts";
 import { hostKeyProblem } from "../program/cloudInit.ts";
 import { rsaModulusBits, sshKeyType } from "../access/hostKeys.ts";
 import { TOOL_TRAFFIC, addressPlanIssues, cellTraffic } from "../program/network.ts";
 import { hostName, type AzureSettings } from "../program/types.ts";
+import { resourceNameIssues } from "./resourceNames.ts";
 
 /**
  * Everything Azure would refuse, found before the first resource is requested. Each issue
@@ -36,23 +41,10 @@ export function validateForAzure(plan: Plan): DefinitionIssue[] {
   for (const variant of plan.variants) {
     for (const h of variant.hosts) {
       const region = regionCapability(h.region);
-      const size = sizeCapability(h.size);
       if (!region) {
         issues.push({
           path: hostPath(variant.id, h.role, "region"),
-          message: `region "${h.region}" is not in latlab's Azure region table (src/targets/azure/capabilities.ts; known: ${known(Object.keys(REGIONS))}); add it with its source`,
-        });
-      }
-      if (!size) {
-        issues.push({
-          path: hostPath(variant.id, h.role, "size"),
-          message: `VM size "${h.size}" is not in latlab's capability table (src/targets/azure/capabilities.ts), so accelerated networking cannot be checked; add it with its source`,
-        });
-      }
-      if (size && h.accelnet && size.acceleratedNetworking === "unsupported") {
-        issues.push({
-          path: hostPath(variant.id, h.role, "accelnet"),
-          message: `${h.size} (${size.vcpus} vCPU) does not support Accelerated Networking (${size.source.title}: ${size.source.url}); Azure would refuse the NIC. Set accelnet: false or pick a size that has it`,
+          message: `region "${h.region}" is not in latlab's Azure region table (src/targets/azure/catalog/capabilities.ts; known: ${known(Object.keys(REGIONS))}); add it with its source`,
         });
       }
       if (region && h.zone !== null && !region.zones.includes(h.zone)) {
@@ -101,6 +93,7 @@ export function validateForAzure(plan: Plan): DefinitionIssue[] {
     }
   }
 
+  issues.push(...sizeIssues(plan));
   issues.push(...addressPlanIssues(plan));
 
   const unknownTraffic = new Set<string>();
@@ -118,13 +111,45 @@ export function validateForAzure(plan: Plan): DefinitionIssue[] {
   return issues;
 }
 
-/** Things Azure may do differently from what was asked, without refusing. Shown, not enforced. */
-export function azureWarnings(plan: Plan): string[] {
-  const out = new Set<string>();
+/**
+ * What Azure would refuse of the plan's sizes, by what latlab knows of them: offline the catalog
+ * (sizes/sizeFacts.ts), before deploying the subscription's own SKU list (`live`). A fact that is
+ * not known refuses nothing: it is said (azureWarnings) and read live.
+ */
+export function sizeIssues(plan: Plan, live?: readonly ResourceSku[]): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = [];
   for (const variant of plan.variants) {
     for (const h of variant.hosts) {
-      const size = sizeCapability(h.size);
-      if (size?.acceleratedNetworking === "required" && !h.accelnet) {
+      const facts = sizeFacts(h.size, live);
+      if (h.accelnet && facts.acceleratedNetworking === false) {
+        issues.push({
+          path: hostPath(variant.id, h.role, "accelnet"),
+          message: `${h.size}${facts.vcpus === null ? "" : ` (${facts.vcpus} vCPU)`} does not support Accelerated Networking (Azure's SKU capability AcceleratedNetworkingEnabled is False, ${facts.origin === "live" ? "read from this subscription's Resource SKUs API" : "in latlab's SKU snapshot"}); Azure would refuse the NIC (VMSizeIsNotPermittedToEnableAcceleratedNetworking). Set accelnet: false or pick a size that has it`,
+        });
+      }
+    }
+  }
+  return issues;
+}
+
+/** Things Azure may do differently from what was asked, or that latlab cannot know offline. Shown, not enforced. */
+export function azureWarnings(plan: Plan): string[] {
+  const out = new Set<string>();
+  const snapshot = skuSnapshot();
+  for (const variant of plan.variants) {
+    for (const h of variant.hosts) {
+      const facts = sizeFacts(h.size);
+      if (facts.previousGeneration) out.add(`${h.size}: ${describePreviousGeneration(h.size, facts.previousGeneration)}. An existing subscription with approved quota may still deploy it; a new one is refused.`);
+      if (!isKnownSize(facts)) {
+        const close = suggestSize(h.size, snapshot);
+        out.add(
+          `${hostPath(variant.id, h.role, "size")}: ${h.size} is not in latlab's SKU snapshot (${Object.keys(snapshot.names).length} sizes, ${snapshot.source.repository}@${snapshot.source.commit.slice(0, 7)})${close ? ` — did you mean "${close}"?` : ""}; its vCPUs and capabilities are UNKNOWN offline and are read from Azure's Resource SKUs API before anything is deployed`,
+        );
+      } else if (facts.acceleratedNetworking === null || facts.hyperVGenerations === null) {
+        out.add(`${h.size}: vCPUs ${facts.vcpus ?? "UNKNOWN"} and family ${facts.family ?? "UNKNOWN"} known offline; Accelerated Networking, image generation and disk controller are read from Azure's Resource SKUs API before deploying`);
+      }
+      // "Required" is the size page's word (capabilities.ts documented sizes); the SKU API has no such flag.
+      if (sizeCapability(facts.name)?.acceleratedNetworking === "required" && !h.accelnet) {
         out.add(
           `${hostPath(variant.id, h.role, "accelnet")}: Microsoft's size page lists Accelerated Networking as Required for ${h.size}; asking for it off may be overridden by Azure. The run records what was granted.`,
         );
@@ -285,6 +310,7 @@ export function validateSettings(plan: Plan, settings: AzureSettings): Definitio
       if (problem) issues.push({ path: `settings.hostKeys.${name}`, message: problem });
     }
   }
+  issues.push(...resourceNameIssues(plan, settings));
   issues.push(...checkTtl(plan, settings.expiresAt, settings.createdAt));
   return issues;
 }

@@ -3,6 +3,7 @@ import type { Cell, Plan } from "../../../plan/types.ts";
 import { qperfDataPort } from "../../../tools/qperf/index.ts";
 import { findTool } from "../../../tools/registry.ts";
 import { intToIp, parseCidr } from "../../local/names.ts";
+import { subnetName } from "./names.ts";
 import { hostName } from "./types.ts";
 
 /**
@@ -54,10 +55,8 @@ export function vnetKey(host: { region: string; vnet: string | null }): string {
   return host.vnet === null ? host.region : `${host.region}-${host.vnet}`;
 }
 
-/** The Azure (and Pulumi) name of a VNet of the run. */
-export function vnetName(prefix: string, key: string): string {
-  return `${prefix}-vnet-${key}`;
-}
+/** The Azure (and Pulumi) name of a VNet of the run (names.ts, fitted to Azure's 64 characters). */
+export { vnetName } from "./names.ts";
 
 export interface VnetPlan {
   /** vnetKey(): `northeurope`, `northeurope-a`. */
@@ -158,7 +157,7 @@ export function addressPlan(plan: Plan, space: string = AZURE_ADDRESS_SPACE): Ad
     for (const v of used) {
       const key = `${v.key}/d${d.index}`;
       const subnet = base.get(v.key)! + d.index * 256;
-      subnets.push({ key, region: v.region, vnet: v.key, deployment: d.id, deploymentIndex: d.index, name: `d${d.index}`, addressPrefix: `${intToIp(subnet)}/24` });
+      subnets.push({ key, region: v.region, vnet: v.key, deployment: d.id, deploymentIndex: d.index, name: subnetName(d.index), addressPrefix: `${intToIp(subnet)}/24` });
       d.hosts
         .filter((h) => vnetKey(h) === v.key)
         .forEach((h, i) => {

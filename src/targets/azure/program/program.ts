@@ -6,9 +6,26 @@ import * as compute from "@pulumi/azure-native/compute/index.js";
 import * as network from "@pulumi/azure-native/network/index.js";
 import * as resources from "@pulumi/azure-native/resources/index.js";
 import type { Plan } from "../../../plan/types.ts";
-import { sizeCapability, ubuntuSkuFor, UBUNTU_2404 } from "../catalog/capabilities.ts";
+import { UBUNTU_2404 } from "../catalog/capabilities.ts";
+import { sizeFacts, vmBoot } from "../catalog/sizes/sizeFacts.ts";
 import { customData } from "./cloudInit.ts";
-import { addressPlan, inboundRules, vnetName, type InboundRule } from "./network.ts";
+import { addressPlan, inboundRules, type InboundRule } from "./network.ts";
+import {
+  IP_CONFIGURATION_NAME,
+  availabilitySetName,
+  computerName,
+  deploymentTags,
+  hostTags as hostTagsOf,
+  nicName as nicNameOf,
+  nsgName as nsgNameOf,
+  peeringName,
+  ppgName,
+  publicIpName,
+  resourceGroupName,
+  runTags,
+  vmName as vmNameOf,
+  vnetName,
+} from "./names.ts";
 import { namePrefix, type AzureHostOutput, type AzureSettings } from "./types.ts";
 import { assertAzureRun } from "../catalog/validateAzure.ts";
 
@@ -18,18 +35,8 @@ export interface AzureProgramOutputs {
   hosts: pulumi.Output<AzureHostOutput[]>;
 }
 
-export { namePrefix };
-
-/** Tags on the resource group and on every taggable resource: the sweeper reads owner + expiresAt. */
-export function runTags(settings: AzureSettings): Record<string, string> {
-  return {
-    owner: "latlab",
-    runId: settings.runId,
-    experiment: settings.experiment,
-    createdAt: settings.createdAt.toISOString(),
-    expiresAt: settings.expiresAt.toISOString(),
-  };
-}
+// Every Azure name and tag comes from names.ts: catalog/resourceNames.ts checks those very names.
+export { namePrefix, runTags };
 
 function securityRule(rule: InboundRule, publicIpOf: (host: string) => pulumi.Output<string>) {
   const base = {
@@ -51,7 +58,7 @@ function securityRule(rule: InboundRule, publicIpOf: (host: string) => pulumi.Ou
 /**
  * The Pulumi program of one run. Validates everything first (AzureValidationError, thrown by
  * this call, before any resource can be requested), then returns the program function that
- * declares: a resource group; a VNet per region and VNet name (`${prefix}-vnet-<region>[-<vnet>]`)
+ * declares: a resource group; a VNet per region and VNet name (`${prefix}-vnet-<region>[-<vnet>]`, fitted to Azure's 64 characters: names.ts)
  * with a /24 per deployment; peering both ways between the VNets a deployment spans; per host a Standard static public IP, an NSG, a NIC
  * (Accelerated Networking as asked, static private address) and an Ubuntu 24.04 VM; per
  * deployment its PPGs (intent.vmSizes) and availability sets (with their PPG).
@@ -69,7 +76,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
     // createdAt says when a resource was created: set once, never rewritten (a new "now" on every
     // `pulumi up` would be a diff on every update). expiresAt too when nobody configured it.
     const keep: pulumi.CustomResourceOptions = { ignoreChanges: [...new Set(["createdAt", ...(settings.keepTags ?? [])])].map((t) => `tags.${t}`) };
-    const rg = new resources.ResourceGroup(prefix, { resourceGroupName: prefix, location: firstRegion, tags }, keep);
+    const rg = new resources.ResourceGroup(prefix, { resourceGroupName: resourceGroupName(settings.runId), location: firstRegion, tags }, keep);
     const rgName = rg.name;
 
     // Keyed by VNet key (network.ts vnetKey): the region, or `<region>-<vnet>` for a named VNet.
@@ -109,7 +116,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
         {
           resourceGroupName: rgName,
           virtualNetworkName: local.name,
-          virtualNetworkPeeringName: `to-${p.to}`,
+          virtualNetworkPeeringName: peeringName(p.to),
           remoteVirtualNetwork: { id: remote.id },
           allowVirtualNetworkAccess: true,
           allowForwardedTraffic: false,
@@ -126,7 +133,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
     for (const d of plan.deployments) {
       for (const h of d.hosts) {
         const host = addresses.hosts.find((a) => a.deployment === d.id && a.role === h.role)!;
-        const name = `${prefix}-${host.name}-pip`;
+        const name = publicIpName(prefix, host.name);
         pips.set(
           host.name,
           new network.PublicIPAddress(name, {
@@ -137,7 +144,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
             publicIPAllocationMethod: "Static",
             publicIPAddressVersion: "IPv4",
             ...(h.zone ? { zones: [h.zone] } : {}),
-            tags: { ...tags, deployment: d.id, role: h.role },
+            tags: hostTagsOf(tags, d.id, h.role),
           }, keep),
         );
       }
@@ -151,7 +158,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
       for (const name of [...new Set(d.hosts.map((h) => h.ppg).filter((p): p is string => p !== null))]) {
         const members = d.hosts.filter((h) => h.ppg === name);
         const first = members[0]!;
-        const azName = `${prefix}-d${d.index}-ppg-${name}`;
+        const azName = ppgName(prefix, d.index, name);
         ppgs.set(
           name,
           new compute.ProximityPlacementGroup(azName, {
@@ -161,7 +168,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
             proximityPlacementGroupType: "Standard",
             ...(first.zone ? { zones: [first.zone] } : {}),
             intent: { vmSizes: [...new Set(members.map((m) => m.size))].sort() },
-            tags: { ...tags, deployment: d.id },
+            tags: deploymentTags(tags, d.id),
           }, keep),
         );
       }
@@ -169,7 +176,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
       for (const name of [...new Set(d.hosts.map((h) => h.availabilitySet).filter((a): a is string => a !== null))]) {
         const members = d.hosts.filter((h) => h.availabilitySet === name);
         const first = members[0]!;
-        const azName = `${prefix}-d${d.index}-avset-${name}`;
+        const azName = availabilitySetName(prefix, d.index, name);
         const ppg = first.ppg ? ppgs.get(first.ppg) : undefined;
         avsets.set(
           name,
@@ -181,15 +188,15 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
             platformFaultDomainCount: 2,
             platformUpdateDomainCount: 5,
             ...(ppg ? { proximityPlacementGroup: { id: ppg.id } } : {}),
-            tags: { ...tags, deployment: d.id },
+            tags: deploymentTags(tags, d.id),
           }, keep),
         );
       }
 
       for (const h of d.hosts) {
         const host = addresses.hosts.find((a) => a.deployment === d.id && a.role === h.role)!;
-        const hostTags = { ...tags, deployment: d.id, role: h.role };
-        const nsgName = `${prefix}-${host.name}-nsg`;
+        const hostTags = hostTagsOf(tags, d.id, h.role);
+        const nsgName = nsgNameOf(prefix, host.name);
         const nsg = new network.NetworkSecurityGroup(nsgName, {
           resourceGroupName: rgName,
           networkSecurityGroupName: nsgName,
@@ -197,7 +204,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
           securityRules: rules.get(host.name)!.map((r) => securityRule(r, publicIpOf)),
           tags: hostTags,
         }, keep);
-        const nicName = `${prefix}-${host.name}-nic`;
+        const nicName = nicNameOf(prefix, host.name);
         const nic = new network.NetworkInterface(nicName, {
           resourceGroupName: rgName,
           networkInterfaceName: nicName,
@@ -206,7 +213,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
           networkSecurityGroup: { id: nsg.id },
           ipConfigurations: [
             {
-              name: "ipconfig1",
+              name: IP_CONFIGURATION_NAME,
               primary: true,
               privateIPAllocationMethod: "Static",
               privateIPAddress: host.privateIp,
@@ -217,11 +224,13 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
           ],
           tags: hostTags,
         }, keep);
-        const size = sizeCapability(h.size)!;
+        // Live SKU facts (read before deploying) win over the offline catalog: a v6 size boots only
+        // generation 2 images and NVMe disks, a Dv2 size only generation 1 (sizeFacts.ts).
+        const boot = vmBoot(settings.sizeFacts?.[h.size] ?? sizeFacts(h.size));
         const avset = h.availabilitySet ? avsets.get(h.availabilitySet) : undefined;
         const ppg = !avset && h.ppg ? ppgs.get(h.ppg) : undefined;
         const keys = settings.hostKeys[host.name]!;
-        const vmName = `${prefix}-${host.name}`;
+        const vmName = vmNameOf(prefix, host.name);
         const vm = new compute.VirtualMachine(vmName, {
           resourceGroupName: rgName,
           vmName,
@@ -234,7 +243,7 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
           // "Delete", Azure would remove it behind Pulumi's back when the VM goes.
           networkProfile: { networkInterfaces: [{ id: nic.id, primary: true, deleteOption: "Detach" }] },
           osProfile: {
-            computerName: host.name,
+            computerName: computerName(host.name),
             adminUsername: settings.adminUsername,
             // Holds this host's private host key: a Pulumi secret (encrypted in state, never shown).
             customData: pulumi.secret(customData({ hostName: host.name, hostKey: keys })),
@@ -244,19 +253,24 @@ export function createProgram(plan: Plan, settings: AzureSettings): () => Promis
             },
           },
           storageProfile: {
-            imageReference: { publisher: UBUNTU_2404.publisher, offer: UBUNTU_2404.offer, sku: ubuntuSkuFor(size), version: "latest" },
+            imageReference: { publisher: UBUNTU_2404.publisher, offer: UBUNTU_2404.offer, sku: boot.generation === 2 ? UBUNTU_2404.skuGen2 : UBUNTU_2404.skuGen1, version: "latest" },
             osDisk: { createOption: "FromImage", deleteOption: "Delete", managedDisk: { storageAccountType: "StandardSSD_LRS" } },
+            ...(boot.diskControllerType ? { diskControllerType: boot.diskControllerType } : {}),
           },
           tags: hostTags,
         }, keep);
+        // The host's PPG, its own or its availability set's: its colocation status is read after the deploy.
+        const hostPpg = h.ppg ? ppgs.get(h.ppg) : undefined;
         hostOutputs.push(
-          pulumi.all([pips.get(host.name)!.ipAddress, nic.ipConfigurations, vm.name]).apply(([publicIp, ipConfigurations, name]) => ({
+          pulumi.all([pips.get(host.name)!.ipAddress, nic.ipConfigurations, vm.name, vm.id, hostPpg?.id]).apply(([publicIp, ipConfigurations, name, vmId, ppgId]) => ({
             deployment: d.id,
             role: h.role,
             publicIp: publicIp ?? "",
             privateIp: ipConfigurations?.[0]?.privateIPAddress ?? host.privateIp,
             hostKey: keys.publicKey.trim(),
             vmName: name,
+            vmId,
+            ...(ppgId ? { ppgId } : {}),
           })),
         );
       }

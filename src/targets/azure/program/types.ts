@@ -1,3 +1,4 @@
+import type { SizeFacts } from "../catalog/sizes/sizeFacts.ts";
 import { z } from "zod";
 
 /**
@@ -25,6 +26,11 @@ export interface AzureSettings {
   addressSpace?: string;
   /** Tags set at creation and not changed by later updates (`ignoreChanges`): the time tags a project stack did not configure. */
   keepTags?: ("createdAt" | "expiresAt")[];
+  /**
+   * What the subscription's Resource SKUs API says of each size (read before deploying): decides
+   * the image generation and disk controller. Absent: the offline catalog (sizes/sizeFacts.ts).
+   */
+  sizeFacts?: Record<string, Pick<SizeFacts, "hyperVGenerations" | "diskControllerTypes">>;
 }
 
 /** One host as the deployed stack reports it: what the runner needs to reach it. */
@@ -36,6 +42,10 @@ export const AzureHostOutputSchema = z.object({
   /** The host public key latlab generated for this host (pinned by the runner). */
   hostKey: z.string(),
   vmName: z.string(),
+  /** The VM's ARM id (its instance view is read after the deploy: lifecycle/placementEvidence.ts). Absent in stacks of older latlabs. */
+  vmId: z.string().optional(),
+  /** The ARM id of the host's PPG (its own, or its availability set's); absent when it asked for none. */
+  ppgId: z.string().optional(),
 });
 export type AzureHostOutput = z.infer<typeof AzureHostOutputSchema>;
 

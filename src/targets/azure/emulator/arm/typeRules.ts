@@ -1,11 +1,13 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { cidrContains, cidrOverlaps, intToIp, ipToInt, parseCidr, type Cidr } from "../../../local/names.ts";
-import { regionCapability, sizeCapability, RESERVED_ADMIN_NAMES } from "../../catalog/capabilities.ts";
+import { regionCapability, RESERVED_ADMIN_NAMES, UBUNTU_2404 } from "../../catalog/capabilities.ts";
+import { sizeFacts, type SizeFacts } from "../../catalog/sizes/sizeFacts.ts";
 import { checkVmCapacity, CapacitySchema, type Capacity } from "./subscriptionCapacity.ts";
 import { ArmError } from "./armError.ts";
 import type { CloudView, StoredResource, TypeRules } from "./cloud.ts";
 import type { FaultBook } from "./faults.ts";
 import { idKey, RESOURCE_GROUP_TYPE, type ResourceId } from "./resourceId.ts";
+import { addColocationStatus, vmInstanceView } from "./placementView.ts";
 
 /**
  * ARM's rules per resource type, as far as latlab relies on them: the request body checked
@@ -391,6 +393,12 @@ export function createTypeRules(deps: TypeRulesDeps): Record<string, TypeRules> 
       const user = view.referrers(r.id)[0];
       return user ? new ArmError(409, "OperationNotAllowed", `Proximity placement group '${r.name}' cannot be deleted while it has resources: ${user.id}.`) : undefined;
     },
+    // GET …?includeColocationStatus=true: members and colocation status (placementView.ts).
+    onRead(body, r, view, query, faults) {
+      const vms = view.all(TYPES.vm).filter((m) => m.state !== "Deleting" && placementGroupOf(m, view) === r.key);
+      const availabilitySets = view.all(TYPES.availabilitySet).filter((a) => a.state !== "Deleting" && idKey(refId(props(a.body).proximityPlacementGroup) ?? "") === r.key);
+      addColocationStatus(body, r, { vms, availabilitySets }, query, faults);
+    },
   };
 
   const availabilitySet: TypeRules = {
@@ -424,11 +432,13 @@ export function createTypeRules(deps: TypeRulesDeps): Record<string, TypeRules> 
       const zones = requireZones(body, location, id);
       const p = props(body);
       const size = isRecord(p.hardwareProfile) ? str(p.hardwareProfile.vmSize) : undefined;
-      const cap = size ? sizeCapability(size) : undefined;
-      if (!size || !cap) throw bad("InvalidParameter", `The value '${size}' provided for the VM size is not valid (the emulator knows the sizes in latlab's capability table).`);
+      const cap = size ? playableSize(size) : undefined;
+      if (!size || !cap) throw bad("InvalidParameter", `The value '${size}' provided for the VM size is not valid (the emulator plays only sizes whose vCPUs, Accelerated Networking, generations and disk controllers latlab's catalog knows: src/targets/azure/catalog/sizes/).`);
       if (zones.length > 1) throw bad("InvalidParameter", `Virtual machine '${id.name}' can be placed in one zone only.`);
       const zone = zones[0];
       if (!existing) checkVmCapacity(view, deps.capacity ?? NO_RESTRICTIONS, { key: id.key, name: id.name, region: location, size, ...(zone ? { zone } : {}) });
+
+      checkBoot(size, cap, p);
 
       const os = isRecord(p.osProfile) ? p.osProfile : {};
       const admin = str(os.adminUsername);
@@ -457,7 +467,7 @@ export function createTypeRules(deps: TypeRulesDeps): Record<string, TypeRules> 
         if (!sameLocation(nicRes.body.location, location)) throw bad("InvalidParameter", `Network interface ${nicRes.id} and virtual machine '${id.name}' must be in the same location (${nicRes.body.location} vs ${location}).`);
         const owner = view.referrers(nicRes.id).find((x) => x.type === TYPES.vm && x.key !== id.key);
         if (owner) throw bad("NicInUse", `Network Interface ${nicRes.id} is used by existing resource ${owner.id}.`);
-        if (props(nicRes.body).enableAcceleratedNetworking === true && cap.acceleratedNetworking === "unsupported") {
+        if (props(nicRes.body).enableAcceleratedNetworking === true && cap.acceleratedNetworking === false) {
           throw bad("VMSizeIsNotPermittedToEnableAcceleratedNetworking", `Virtual machine '${id.name}' size ${size} is not compatible with enabling accelerated networking on network interface(s) on the VM. Compatible VM sizes: see the size's documentation.`);
         }
         const pipId = refId(nicIpConfig(nicRes).publicIPAddress);
@@ -530,6 +540,7 @@ export function createTypeRules(deps: TypeRulesDeps): Record<string, TypeRules> 
         .filter((x): x is string => x !== undefined && view.get(x) !== undefined)
         .map(idKey);
     },
+    instanceView: vmInstanceView,
     redact(body) {
       // ARM never returns customData (nor a password) on GET.
       const os = isRecord(body.properties) && isRecord(body.properties.osProfile) ? body.properties.osProfile : undefined;
@@ -612,4 +623,46 @@ function rule(name: string, priority: number, direction: string, access: string,
       provisioningState: "Succeeded",
     },
   };
+}
+
+/** A size the emulator can play: every capability it checks is known (the catalog's snapshot or documented sizes). */
+function playableSize(size: string): SizeFacts | undefined {
+  const f = sizeFacts(size);
+  return f.vcpus !== null && f.family !== null && f.acceleratedNetworking !== null && f.hyperVGenerations !== null && f.diskControllerTypes !== null ? f : undefined;
+}
+
+/**
+ * The image's generation and the OS disk's controller must be ones the size boots, as Azure
+ * checks on create. Texts as Azure returns them:
+ *  - generation: BadRequest "The selected VM size 'Standard_D16ads_v6' cannot boot Hypervisor
+ *    Generation '1'. If this was a Create operation please check …" (seen through
+ *    azure-native: github.com/redhat-developer/mapt issue 489; also loft-sh/devpod issue 731);
+ *  - controller: InvalidParameter, target storageProfile.diskControllerType, "The VM size
+ *    'Standard_D4ads_v5' cannot boot with DiskControllerType 'NVMe'. Please check that the disk
+ *    controller type provided is one of the supported disk controller types for the VM size …"
+ *    (github.com/Azure/FederalAVD issue 20). An NVMe-only size without diskControllerType gets
+ *    SCSI, Azure's default, and fails the same way (github.com/kubermatic/machine-controller
+ *    issue 1980: "when DiskControllerType is not explicitly specified, Azure defaults to SCSI").
+ * The Ubuntu 24.04 image's generation is its SKU's: "server-gen1" is generation 1, "server" 2.
+ */
+function checkBoot(size: string, cap: SizeFacts, p: Record<string, unknown>): void {
+  const storage = isRecord(p.storageProfile) ? p.storageProfile : {};
+  const image = isRecord(storage.imageReference) ? storage.imageReference : {};
+  const sku = str(image.sku);
+  if (sku !== undefined && str(image.offer) === UBUNTU_2404.offer) {
+    const generation = sku === UBUNTU_2404.skuGen1 ? 1 : 2;
+    if (!cap.hyperVGenerations!.includes(generation)) {
+      throw bad(
+        "BadRequest",
+        `The selected VM size '${size}' cannot boot Hypervisor Generation '${generation}'. If this was a Create operation please check that the Hypervisor Generation of the Image matches the Hypervisor Generation of the selected VM Size. If this was an Update operation please select a Hypervisor Generation '${generation}' VM Size. For more information, see https://aka.ms/azuregen2vm`,
+      );
+    }
+  }
+  const controller = str(storage.diskControllerType) ?? "SCSI";
+  if (!cap.diskControllerTypes!.some((c) => c.toLowerCase() === controller.toLowerCase())) {
+    throw bad(
+      "InvalidParameter",
+      `The VM size '${size}' cannot boot with DiskControllerType '${controller}'. Please check that the disk controller type provided is one of the supported disk controller types for the VM size '${size}'. Please query sku api at https://aka.ms/azure-compute-skus  to determine supported disk controller types for the VM size.`,
+    );
+  }
 }

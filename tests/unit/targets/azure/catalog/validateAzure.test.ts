@@ -29,7 +29,7 @@ describe("validateForAzure: what Azure would refuse, before anything is created"
     const plan = planOf({ name: "b1s", defaults: { region: "uksouth", zone: "1", size: "Standard_B1s" }, axes: { accelnet: [false, true] } });
     const issues = validateForAzure(plan);
     expect(paths(issues)).toEqual(["variants[accelnet=true].hosts.client.accelnet", "variants[accelnet=true].hosts.server.accelnet"]);
-    expect(issues[0]!.message).toMatch(/Standard_B1s \(1 vCPU\) does not support Accelerated Networking .*bv1-series/);
+    expect(issues[0]!.message).toMatch(/Standard_B1s \(1 vCPU\) does not support Accelerated Networking \(Azure's SKU capability AcceleratedNetworkingEnabled is False, in latlab's SKU snapshot\)/);
   });
 
   it("refuses a zonal host in a region without zones (UK West)", () => {
@@ -74,16 +74,32 @@ describe("validateForAzure: what Azure would refuse, before anything is created"
     expect(issues[0]!.message).toMatch(/mixes PPGs \(none, ppg\)/);
   });
 
-  it("refuses sizes and regions missing from the capability table instead of guessing", () => {
+  it("refuses a region missing from the region table, but never a size it does not know: that one is UNKNOWN, said, and read live", () => {
     const plan = planOf({ name: "unk", defaults: { region: "marsnorth", size: "Standard_Z9_v9" } });
     const issues = validateForAzure(plan);
-    expect(paths(issues)).toEqual([
-      "variants[default].hosts.client.region",
-      "variants[default].hosts.client.size",
-      "variants[default].hosts.server.region",
-      "variants[default].hosts.server.size",
-    ]);
-    expect(issues[1]!.message).toMatch(/not in latlab's capability table .*add it with its source/);
+    expect(paths(issues)).toEqual(["variants[default].hosts.client.region", "variants[default].hosts.server.region"]);
+    const warnings = azureWarnings(plan);
+    expect(warnings.filter((w) => w.includes("Standard_Z9_v9 is not in latlab's SKU snapshot"))).toHaveLength(2);
+    expect(warnings[0]).toMatch(/UNKNOWN offline and are read from Azure's Resource SKUs API before anything is deployed/);
+  });
+
+  it("plans any current size without refusing it: E4s_v5, D4ds_v6, F8als_v6 (vCPUs from the name, the rest live)", () => {
+    for (const size of ["Standard_E4s_v5", "Standard_D4ds_v6", "Standard_F8als_v6"]) {
+      const plan = planOf({ name: "cur", defaults: { region: "uksouth", zone: "1", size, accelnet: true } });
+      expect(validateForAzure(plan), size).toEqual([]);
+      expect(azureWarnings(plan).join("\n"), size).toMatch(new RegExp(`${size}: vCPUs \\d+ and family \\w+ known offline`));
+    }
+  });
+
+  it("a typo of a size gets a did-you-mean from the snapshot's names", () => {
+    const plan = planOf({ name: "typo", defaults: { region: "uksouth", zone: "1", size: "Standard_D4sv5", accelnet: true } });
+    expect(azureWarnings(plan).join("\n")).toMatch(/did you mean "Standard_D4s_v5"\?/);
+  });
+
+  it("names a previous-generation size plainly, with its restriction, retirement and a current replacement", () => {
+    const plan = planOf({ name: "old", defaults: { region: "uksouth", zone: "1", size: "Standard_D3_v2", accelnet: true } });
+    expect(validateForAzure(plan)).toEqual([]);
+    expect(azureWarnings(plan).join("\n")).toMatch(/Standard_D3_v2 is a previous-generation size \(Dv2 series\): since 2026-07 Azure does not let new subscriptions deploy it .*retires on 2028-05-01\. Use Standard_D4s_v5/);
   });
 
   it("warns (does not refuse) when accelnet is off on a size whose page says Required", () => {

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Plan } from "../../../../../src/plan/types.ts";
-import { sizeCapability } from "../../../../../src/targets/azure/catalog/capabilities.ts";
+import { sizeFacts, vmBoot } from "../../../../../src/targets/azure/catalog/sizes/sizeFacts.ts";
 import { listAzureResources, type AzureListing, type ListedResource } from "../../../../../src/targets/azure/program/listing.ts";
 import { planRegions, planVnets, vnetKey, vnetName } from "../../../../../src/targets/azure/program/network.ts";
 import { hostName, type AzureSettings } from "../../../../../src/targets/azure/program/types.ts";
@@ -90,7 +90,9 @@ function checkGraph(plan: Plan, settings: AzureSettings, l: AzureListing) {
 
       expect(vm.size).toBe(h.size);
       expect(vm.zones).toEqual(h.zone ? [h.zone] : null);
-      expect(vm.image).toBe(`Canonical:ubuntu-24_04-lts:${sizeCapability(h.size)!.generations.includes(2) ? "server" : "server-gen1"}:latest`);
+      const boot = vmBoot(sizeFacts(h.size));
+      expect(vm.image).toBe(`Canonical:ubuntu-24_04-lts:${boot.generation === 2 ? "server" : "server-gen1"}:latest`);
+      expect(vm.diskControllerType).toBe(boot.diskControllerType);
       expect(vm.computerName).toBe(host);
       expect(vm.adminUsername).toBe(settings.adminUsername);
       expect(vm.passwordAuthentication).toBe(false);
@@ -261,6 +263,19 @@ describe("features the shipped experiments may not cover", () => {
       ["latlab-t1-d1-client-nic", true],
       ["latlab-t1-d1-server-nic", true],
     ]);
+  });
+
+  it("boots what the size needs: a v6 size the generation-2 image on NVMe, a Dv2 size the generation-1 image; live SKU facts win", async () => {
+    const plan = planOf({ name: "boot", defaults: { region: "eastus", zone: "1", accelnet: true }, hosts: { client: { size: "Standard_D2as_v6" }, server: { size: "Standard_D3_v2" } } });
+    const settings = settingsFor(plan);
+    const vms = (l: Awaited<ReturnType<typeof listAzureResources>>) => of(l, T.vm).map((v) => [(v.inputs as Inputs).size, (v.inputs as Inputs).image, (v.inputs as Inputs).diskControllerType]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    expect(vms(await listAzureResources(plan, settings))).toEqual([
+      ["Standard_D2as_v6", "Canonical:ubuntu-24_04-lts:server:latest", "NVMe"],
+      ["Standard_D3_v2", "Canonical:ubuntu-24_04-lts:server-gen1:latest", null],
+    ]);
+    // What the subscription's SKU list says replaces the snapshot (e.g. a size that gained SCSI).
+    const live = { ...settings, sizeFacts: { Standard_D2as_v6: { hyperVGenerations: [2] as (1 | 2)[], diskControllerTypes: ["SCSI", "NVMe"] as ("SCSI" | "NVMe")[] } } };
+    expect(vms(await listAzureResources(plan, live))[0]).toEqual(["Standard_D2as_v6", "Canonical:ubuntu-24_04-lts:server:latest", null]);
   });
 
   it("zonal PPG: pinned to the zone, intent.vmSizes from its members", async () => {
