@@ -140,13 +140,14 @@ function comparisonRows(results: Results): ComparisonRow[] {
 
 function hosts(results: Results): HostRow[] {
   return results.variants.flatMap((v) =>
-    v.hosts.map(({ deployment, actual, mismatches, ...requested }) => ({
+    v.hosts.map(({ deployment, actual, mismatches, placement, ...requested }) => ({
       runId: results.runId,
       variant: v.id,
       host: requested.role,
       deployment,
       requested,
-      actual,
+      // Placement evidence (Azure's colocation status, instance view) is what the host got, not what it asked.
+      actual: placement ? { ...actual, placement } : actual,
       mismatches,
     })),
   );

@@ -7,8 +7,11 @@
 import type { Results } from "../results/schema.ts";
 import type { Summary } from "../results/summary.ts";
 import { summarizeMany } from "../results/summarize.ts";
-import { fmt, inferenceFooter, measureLabels, notEmulatedAxes, overLabel, pairOf, TAIL_HEADS, TAIL_NOTE, tailCells, unitLabel } from "./table.ts";
+import { fmt, inferenceFooter, measureLabels, notEmulatedAxes, overLabel, pairOf, placementTable, TAIL_HEADS, TAIL_NOTE, tailCells, unitLabel } from "./table.ts";
+import { comparisonCaveats } from "../results/comparisons.ts";
+import { caveatCell } from "../results/placement.ts";
 import { renderTable } from "./renderTable.ts";
+import { seedSizeLines } from "./seedSizes.ts";
 
 const STATUS_MARK: Record<Results["status"], string> = { complete: "✅", partial: "⚠️", failed: "❌", interrupted: "⏹️", running: "⏳" };
 
@@ -19,11 +22,15 @@ export function markdownSummary(results: Results, samplesOf: (cell: string) => n
     "",
     `${results.experiment.description}`,
     "",
+    ...seedSizeLines(results.experiment.seedSizes, results.variants.flatMap((v) => v.hosts.map((h) => h.size))).flatMap((l) => [`> ${l}`, ""]),
     `run \`${results.runId}\`, ${results.startedAt} → ${results.finishedAt}, latlab ${results.environment.latlabVersion}${results.environment.facts["git.commit"] ? `, commit \`${results.environment.facts["git.commit"]}\`` : ""}`,
     "",
   ];
   const rows: string[][] = [];
   let tailDash = false;
+  // A comparison resting on a PPG that is not Aligned says so on its row (column only when one does).
+  const caveats = new Map(results.comparisons.map((c) => [c, caveatCell(comparisonCaveats(results, c))]));
+  const placementColumn = [...caveats.values()].some(Boolean);
   for (const variant of results.variants) {
     for (const measure of [...labels.keys()].sort((a, b) => a - b)) {
       const of = results.measurements.filter((m) => m.variant === variant.id && m.measure === measure);
@@ -32,7 +39,7 @@ export function markdownSummary(results: Results, samplesOf: (cell: string) => n
         const ok = runs.filter((m) => m.status === "ok" && m.summary);
         const head = [variant.baseline === variant.id ? `${variant.id} (baseline)` : variant.id, labels.get(measure)!, pair];
         if (!ok.length) {
-          rows.push([...head, "—", "0", "—", "—", "—", ...TAIL_HEADS.map(() => "—"), "—", "—", `all ${runs.length} failed`]);
+          rows.push([...head, "—", "0", "—", "—", "—", ...TAIL_HEADS.map(() => "—"), "—", "—", `all ${runs.length} failed`, ...(placementColumn ? [""] : [])]);
           continue;
         }
         const c = results.comparisons.find((k) => k.variant === variant.id && k.measure === measure && k.pair === pair);
@@ -41,7 +48,7 @@ export function markdownSummary(results: Results, samplesOf: (cell: string) => n
           const ci = cmp?.diffMean ? `${fmt(cmp.diffMean.estimate)} [${fmt(cmp.diffMean.ci95[0])}, ${fmt(cmp.diffMean.ci95[1])}]` : "";
           const tails = tailCells(s);
           tailDash ||= tails.includes("—");
-          rows.push([head[0]!, `${head[1]}${label}`, head[2]!, `${s.metric} ${unitLabel(s.unit)}`, String(s.count), fmt(s.mean), fmt(s.p50), fmt(s.p99), ...tails, change, ci, overLabel(cmp)]);
+          rows.push([head[0]!, `${head[1]}${label}`, head[2]!, `${s.metric} ${unitLabel(s.unit)}`, String(s.count), fmt(s.mean), fmt(s.p50), fmt(s.p99), ...tails, change, ci, overLabel(cmp), ...(placementColumn ? [cmp ? (caveats.get(cmp) ?? "") : ""] : [])]);
         };
         // As the terminal table: the runs with samples merged (what the comparison is of), and a
         // row of its own for each run that has only the tool's own summary (nothing to merge).
@@ -52,7 +59,7 @@ export function markdownSummary(results: Results, samplesOf: (cell: string) => n
       }
     }
   }
-  lines.push(renderTable(["variant", "measure", "pair", "metric", "n", "mean", "p50", "p99", ...TAIL_HEADS, "vs baseline (mean)", "Δmean [95% CI]", "over"], rows, true), "");
+  lines.push(renderTable(["variant", "measure", "pair", "metric", "n", "mean", "p50", "p99", ...TAIL_HEADS, "vs baseline (mean)", "Δmean [95% CI]", "over", ...(placementColumn ? ["placement"] : [])], rows, true), "");
   if (tailDash) lines.push(`- ${TAIL_NOTE}`);
   for (const note of inferenceFooter([...results.comparisons, ...results.pairComparisons])) lines.push(`- ${note}`);
   lines.push(`- ${results.environment.shaping.note}`);
@@ -60,9 +67,15 @@ export function markdownSummary(results: Results, samplesOf: (cell: string) => n
   if (notEmulated.length) lines.push(`- not emulated on ${results.target}: ${notEmulated.join(", ")} — differences in these are noise here, not findings`);
   const mismatched = results.variants.flatMap((v) => v.hosts.filter((h) => h.mismatches.length).map((h) => `${v.id}/${h.role}: ${h.mismatches.join("; ")}`));
   for (const m of mismatched) lines.push(`- placement not as asked: ${m}`);
+  const placement = placementTable(results);
+  if (placement) {
+    const unaligned = placement.rows.filter((_, i) => placement.unaligned[i]);
+    for (const r of unaligned) lines.push(`- ⚠️ deployment ${r[0]}: PPG ${r[2]} is ${r[3]}`);
+  }
   const failed = results.measurements.filter((m) => m.status === "failed");
   for (const m of failed) lines.push(`- failed: \`${m.cell}\`: ${m.error ?? "unknown"}`);
   if (results.error) lines.push(`- run failed: ${results.error}`);
   lines.push(`- teardown: ${results.teardown.status}${results.teardown.errors.length ? ` — ${results.teardown.errors.join("; ")}` : ""}`);
+  if (placement) lines.push("", `### Placement evidence`, "", `${placement.title[0]!.toUpperCase()}${placement.title.slice(1)}.`, "", renderTable(placement.head, placement.rows, true), "", ...placement.notes.map((n) => `- ${n}`));
   return `${lines.join("\n")}\n`;
 }

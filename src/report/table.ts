@@ -1,8 +1,12 @@
 import Table from "cli-table3";
+import { seedSizeLines } from "./seedSizes.ts";
 import type { Comparison, Measurement, Results } from "../results/schema.ts";
 import { TAIL_PERCENTILES, tailSupported, type Summary, type TailPercentile } from "../results/summary.ts";
 import { summarizeMany } from "../results/summarize.ts";
 import { findTool } from "../tools/registry.ts";
+import { comparisonCaveats, pairComparisonCaveats } from "../results/comparisons.ts";
+import { caveatCell, placementByDeployment, ppgDetail, vmDetail } from "../results/placement.ts";
+import { renderTable } from "./renderTable.ts";
 
 /** A figure with three significant digits or so: 1234, 56.7, 8.90. Shared by every report. */
 export const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
@@ -110,8 +114,11 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
   const multiPair = [...new Set(results.measurements.map((m) => `${m.variant}/${m.measure}`))].some(
     (k) => new Set(results.measurements.filter((m) => `${m.variant}/${m.measure}` === k).map(pairOf)).size > 1,
   );
+  // A comparison resting on a PPG that is not Aligned says so on its row (column only when one does).
+  const caveats = new Map(results.comparisons.map((c) => [c, caveatCell(comparisonCaveats(results, c))]));
+  const placementColumn = [...caveats.values()].some(Boolean);
   const table = new Table({
-    head: ["variant", "measure", ...(multiPair ? ["pair"] : []), "metric", "n", "mean", "p50", "p95", "p99", ...TAIL_HEADS, "min", "max", "vs baseline", "change", "95% CI of Δmean", "p Welch / rank", "over"],
+    head: ["variant", "measure", ...(multiPair ? ["pair"] : []), "metric", "n", "mean", "p50", "p95", "p99", ...TAIL_HEADS, "min", "max", "vs baseline", "change", "95% CI of Δmean", "p Welch / rank", "over", ...(placementColumn ? ["placement"] : [])],
     style: { head: [], border: [], compact: true },
   });
   const measures = [...labels.keys()].sort((a, b) => a - b);
@@ -126,7 +133,7 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
         const ok = rows.filter((m) => m.status === "ok" && m.summary);
         const head = (suffix = "") => [isBaseline ? `${variant.id} (baseline)` : variant.id, `${labels.get(measure)!}${suffix}`, ...(multiPair ? [pair] : [])];
         if (!ok.length) {
-          if (rows.length) table.push([...head(), "—", "0", { colSpan: 11 + TAIL_HEADS.length, content: `all ${rows.length} failed` }]);
+          if (rows.length) table.push([...head(), "—", "0", { colSpan: 11 + TAIL_HEADS.length + (placementColumn ? 1 : 0), content: `all ${rows.length} failed` }]);
           continue;
         }
         const push = (suffix: string, summary: Summary, cmp: Comparison | undefined) => {
@@ -148,6 +155,7 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
             ci(cmp),
             pOf(cmp),
             overLabel(cmp),
+            ...(placementColumn ? [cmp ? (caveats.get(cmp) ?? "") : ""] : []),
           ]);
         };
         const withSamples = ok.map((m) => ({ m, samples: samplesOf(m.cell) }));
@@ -165,11 +173,17 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
       }
     }
   }
-  const lines = [`${results.experiment.name} on ${results.target} — ${results.status}, run ${results.runId}`, table.toString()];
+  const lines = [
+    `${results.experiment.name} on ${results.target} — ${results.status}, run ${results.runId}`,
+    ...seedSizeLines(results.experiment.seedSizes, results.variants.flatMap((v) => v.hosts.map((h) => h.size))),
+    table.toString(),
+  ];
 
   if (results.pairComparisons.length) {
-    const pairs = new Table({ head: ["variant", "measure", "pair", "vs", "ratio (mean)", "change", "95% CI of Δmean", "p Welch / rank", "over"], style: { head: [], border: [], compact: true } });
-    for (const c of results.pairComparisons) {
+    const pairCaveats = results.pairComparisons.map((c) => caveatCell(pairComparisonCaveats(results, c)));
+    const pairPlacement = pairCaveats.some(Boolean);
+    const pairs = new Table({ head: ["variant", "measure", "pair", "vs", "ratio (mean)", "change", "95% CI of Δmean", "p Welch / rank", "over", ...(pairPlacement ? ["placement"] : [])], style: { head: [], border: [], compact: true } });
+    for (const [i, c] of results.pairComparisons.entries()) {
       pairs.push([
         c.variant,
         labels.get(c.measure) ?? c.tool,
@@ -180,6 +194,7 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
         ci(c),
         pOf(c),
         overLabel(c),
+        ...(pairPlacement ? [pairCaveats[i]!] : []),
       ]);
     }
     lines.push("host pairs compared:", pairs.toString());
@@ -203,6 +218,8 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
   }
   const mismatched = results.variants.flatMap((v) => v.hosts.filter((h) => h.mismatches.length).map((h) => `${v.id}/${h.role}: ${h.mismatches.join("; ")}`));
   if (mismatched.length) lines.push(`hosts that did not get what was asked:\n  ${mismatched.join("\n  ")}`);
+  const placement = placementTable(results);
+  if (placement) lines.push(`${placement.title}:`, renderTable(placement.head, placement.rows, false), ...placement.notes);
   const failed = results.measurements.filter((m) => m.status === "failed");
   if (failed.length) {
     // Cells that failed for one reason (a deploy that failed, an unreachable deployment) share one line.
@@ -260,4 +277,43 @@ export function timingLine(results: Pick<Results, "timing">): string | undefined
       ? `; ${t.deployments.length} deployments at the same time (one after another: ${s(t.deployments.reduce((sum, d) => sum + d.readySeconds + d.cellsSeconds, 0))})`
       : "")
   );
+}
+
+/** Per deployment and PPG: the PPG asked vs the colocation status got, and the VMs' instance views. */
+export interface PlacementTable {
+  title: string;
+  head: string[];
+  rows: string[][];
+  /** Per row: whether its PPG is not Aligned (NotAligned or Unknown). */
+  unaligned: boolean[];
+  /** Lines under the table: what the statuses mean, and the comparisons that rest on one not Aligned. */
+  notes: string[];
+}
+
+/**
+ * The placement evidence of a run (hosts' `placement`, read from ARM after the deploy), one row
+ * per deployment and PPG asked; undefined when no host has any (a local run, an older run).
+ */
+export function placementTable(results: Results): PlacementTable | undefined {
+  const groups = placementByDeployment(results.variants);
+  if (!groups.length) return undefined;
+  const emulator = groups.some((g) => g.source === "emulator");
+  const rows = groups.map((g) => [
+    g.deployment,
+    g.variants.join(", "),
+    g.ppg === null ? "none" : `'${g.ppg}'`,
+    g.ppg === null ? "—" : g.evidence ? ppgDetail(g.evidence) : "Unknown — not read",
+    g.hosts.map((h) => `${h.role}: ${h.vm ? vmDetail(h.vm) : "not read"}`).join("; "),
+  ]);
+  const unaligned = groups.map((g) => g.ppg !== null && (g.evidence?.status ?? "Unknown") !== "Aligned");
+  const relying = results.comparisons.filter((c) => comparisonCaveats(results, c).length).length;
+  const notes = [
+    ...(unaligned.some(Boolean)
+      ? [
+          `a PPG not Aligned: NotAligned — at least one VM is not where the PPG is (Azure moved it or placed it elsewhere); Unknown — a member VM is deallocated, or latlab could not read the status. Its hosts are not the colocated hosts the experiment asked for${relying ? `: ${relying} comparison(s) rest on one, and their rows and verdicts say so` : ""}`,
+        ]
+      : []),
+    ...(emulator ? ["rehearsal: the colocation status is the emulator's (Aligned unless a ppg-not-aligned fault is injected), not Azure's"] : []),
+  ];
+  return { title: "placement (read from ARM after the deploy): PPG asked vs colocation status got", head: ["deployment", "variants", "PPG asked", "colocation got", "VMs (fault / update domain, power state)"], rows, unaligned, notes };
 }

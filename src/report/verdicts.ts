@@ -4,6 +4,8 @@
  * difference; a CI over one deployment a side says the hosts drawn may explain it. Pure.
  */
 import type { Comparison, Results } from "../results/schema.ts";
+import { comparisonCaveats } from "../results/comparisons.ts";
+import { caveatSentence } from "../results/placement.ts";
 import { fmt, measureLabels, notEmulatedAxes, unitLabel } from "./table.ts";
 
 export interface Verdict {
@@ -15,6 +17,8 @@ export interface Verdict {
   text: string;
   /** "lower", "higher", "no clear difference", or "no CI" (too few samples). */
   finding: "lower" | "higher" | "no clear difference" | "no CI";
+  /** Set when a side ran on a PPG ARM did not report Aligned: the sentence saying so (also at the end of `text`). */
+  placement?: string;
 }
 
 /** "ppg false → true" (the axes that differ), or the variant ids when no axis tells them apart. */
@@ -63,6 +67,13 @@ export interface VerdictContext {
 }
 
 export function verdictOf(results: Pick<Results, "variants" | "measurements">, c: Comparison, labels = measureLabels(results.measurements), multiPair = false, context: VerdictContext = {}): Verdict {
+  const v = verdictSentence(results, c, labels, multiPair, context);
+  // Whatever the finding: a PPG that is not Aligned (or not confirmed) is not the placement asked for.
+  const placement = caveatSentence(comparisonCaveats(results, c));
+  return placement ? { ...v, text: `${v.text} ${placement}`, placement } : v;
+}
+
+function verdictSentence(results: Pick<Results, "variants" | "measurements">, c: Comparison, labels: Map<number, string>, multiPair: boolean, context: VerdictContext): Verdict {
   const u = unitLabel(c.unit);
   const what = `${labels.get(c.measure) ?? c.tool} ${c.metric} (mean)${multiPair ? ` ${c.pair}` : ""}`;
   const change = changeLabel(results, c.variant, c.baseline);

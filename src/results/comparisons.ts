@@ -1,6 +1,7 @@
 import type { Cell } from "../plan/types.ts";
 import { blockBootstrapDiffMeanCI, compareDescriptive, mean } from "./compare.ts";
-import type { Comparison, Difference, InferenceUnit, Measurement, PairComparison } from "./schema.ts";
+import type { Comparison, Difference, InferenceUnit, Measurement, PairComparison, Results } from "./schema.ts";
+import { unalignedPpgs, type PlacementCaveat } from "./placement.ts";
 import { summarizeMany } from "./summarize.ts";
 import type { Metric, Unit } from "./summary.ts";
 import { exactMannWhitney, unitStatistics, welchT } from "./unitInference.ts";
@@ -240,3 +241,45 @@ export function comparePairs(sampled: readonly SampledMeasurement[], cells: read
   }
   return out;
 }
+
+/** One side of a comparison: a variant's cells of one host pair. */
+export interface ComparisonSide {
+  side: PlacementCaveat["side"];
+  variant: string;
+  /** `from->to`. */
+  pair: string;
+}
+
+/**
+ * The proximity placement groups a comparison's sides relied on that ARM did not report Aligned
+ * (NotAligned, or Unknown: not confirmed): the PPGs of the pair's two hosts in the deployments
+ * whose cells of that pair measured. [] when every such PPG is Aligned, or no host carries
+ * placement evidence (a local run, a run made before latlab read it).
+ */
+export function placementCaveats(results: Pick<Results, "variants" | "measurements">, sides: readonly ComparisonSide[]): PlacementCaveat[] {
+  // Two pairs of one deployment (a pair comparison) may share a PPG: it is said once.
+  const seen = new Set<string>();
+  return sides.flatMap(({ side, variant, pair }) => {
+    const deployments = new Set(results.measurements.filter((m) => m.status === "ok" && m.variant === variant && pairOf(m) === pair).map((m) => m.deployment));
+    return unalignedPpgs(
+      results.variants.find((v) => v.id === variant),
+      deployments,
+      pair.split("->"),
+      side,
+    ).filter((c) => !seen.has(`${c.deployment}\u0000${c.ppg}`) && seen.add(`${c.deployment}\u0000${c.ppg}`));
+  });
+}
+
+/** {@link placementCaveats} of a variant against its baseline. */
+export const comparisonCaveats = (results: Pick<Results, "variants" | "measurements">, c: Pick<Comparison, "variant" | "baseline" | "pair">) =>
+  placementCaveats(results, [
+    { side: "baseline", variant: c.baseline, pair: c.pair },
+    { side: "candidate", variant: c.variant, pair: c.pair },
+  ]);
+
+/** {@link placementCaveats} of two host pairs of one variant. */
+export const pairComparisonCaveats = (results: Pick<Results, "variants" | "measurements">, c: Pick<PairComparison, "variant" | "pair" | "baselinePair">) =>
+  placementCaveats(results, [
+    { side: "baseline", variant: c.variant, pair: c.baselinePair },
+    { side: "candidate", variant: c.variant, pair: c.pair },
+  ]);

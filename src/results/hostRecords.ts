@@ -14,11 +14,12 @@ export function hostRecords(plan: Plan, variantId: string, endpoints: readonly H
   const deployments = plan.deployments.filter((d) => d.variants.includes(variantId));
   return deployments.flatMap((d) =>
     d.hosts.map((host) => {
-      const actual = endpoints.find((e) => e.deployment === d.id && e.role === host.role)?.actual ?? {};
+      const endpoint = endpoints.find((e) => e.deployment === d.id && e.role === host.role);
+      const actual = endpoint?.actual ?? {};
       const mismatches = COMPARABLE.filter((k) => k in actual && actual[k] !== host[k]).map(
         (k) => `${k}: asked ${JSON.stringify(host[k])}, got ${JSON.stringify(actual[k])}`,
       );
-      return { ...host, deployment: d.id, actual, mismatches };
+      return { ...host, deployment: d.id, actual, mismatches, ...(endpoint?.placement ? { placement: endpoint.placement } : {}) };
     }),
   );
 }

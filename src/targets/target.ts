@@ -1,5 +1,7 @@
 import type { Plan } from "../plan/types.ts";
+import type { WaveLimits } from "../plan/waves.ts";
 import type { ShapingStatus, TeardownReport } from "../results/schema.ts";
+import type { HostPlacement } from "../results/placement.ts";
 
 /** How the runner reaches one host, and what the host really got. */
 export interface HostEndpoint {
@@ -23,6 +25,8 @@ export interface HostEndpoint {
   workDir: string;
   /** What the host actually got, to be recorded next to what was asked. */
   actual: Record<string, string | number | boolean | null>;
+  /** What the cloud's control plane said of where the host runs, read after the deploy (Azure: placementEvidence.ts). */
+  placement?: HostPlacement;
   /**
    * Run once after connecting, before any tool: must exit 0 when the host is ready (e.g. wait
    * for cloud-init). A host that is not ready in time fails its deployment's cells.
@@ -69,4 +73,10 @@ export interface Target {
   readonly concurrentDeployments?: boolean;
   up(plan: Plan, ctx: TargetContext): Promise<Environment>;
   down(): Promise<TeardownReport>;
+  /**
+   * What the place can hold at once, read before anything is brought up (Azure: the
+   * subscription's free vCPU and public IP quota in the plan's regions), for the run's waves
+   * (plan/waves.ts). Absent or undefined: no limit but the user's --max-vcpus. Creates nothing.
+   */
+  waveLimits?(plan: Plan, ctx: TargetContext): Promise<WaveLimits | undefined>;
 }

@@ -277,7 +277,7 @@ describe("emulated Azure VM (bootVm)", () => {
     expect(r.stdout).toBe("status: running\nrc=0\nno-marker\n1\n");
   });
 
-  it("a package missing from this machine: status error (as an apt failure), no marker: readiness fails with cloud-init's own words", async () => {
+  it("a package the image (Ubuntu 24.04, vm/ubuntu-24.04-packages.json) lacks: status error (as an apt failure), no marker: readiness fails with cloud-init's own words", async () => {
     const c = byKey("pkg");
     const r = await ssh(c, "cloud-init status --wait --long; echo rc=$?");
     expect(r.stdout).toMatch(/^\.*status: error\nextended_status: error - done\n/);

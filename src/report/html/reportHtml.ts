@@ -4,7 +4,10 @@
  * per comparison, the comparison table, the charts, the placement of every host, and what failed.
  */
 import type { Results } from "../../results/schema.ts";
-import { fmt, notEmulatedAxes, overLabel, timingLine, unitLabel } from "../table.ts";
+import { seedSizeLines } from "../seedSizes.ts";
+import { fmt, notEmulatedAxes, overLabel, placementTable, timingLine, unitLabel } from "../table.ts";
+import { comparisonCaveats } from "../../results/comparisons.ts";
+import { caveatCell } from "../../results/placement.ts";
 import { formatP, verdicts } from "../verdicts.ts";
 import type { MeasureCharts } from "./reportCharts.ts";
 import { escapeHtml } from "./escapeHtml.ts";
@@ -23,7 +26,7 @@ table { border-collapse: collapse; font-size: .85rem; margin: 8px 0; display: bl
 th, td { border: 1px solid #d0d7de; padding: 3px 7px; text-align: left; white-space: nowrap; vertical-align: top; }
 th { background: #f6f8fa; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.mismatch td, .mismatch { background: #ffebe9; }
-ul.verdicts li { margin: 4px 0; } .finding-lower, .finding-higher { font-weight: 600; } .finding-no-clear-difference, .finding-no-CI { color: #57606a; }
+ul.verdicts li { margin: 4px 0; } ul.verdicts li.placement-caveat { border-left: 3px solid #cf222e; padding-left: 6px; } .finding-lower, .finding-higher { font-weight: 600; } .finding-no-clear-difference, .finding-no-CI { color: #57606a; }
 figure { margin: 16px 0 24px; } figure svg { max-width: 100%; height: auto; } figcaption { font-size: .85rem; color: #57606a; max-width: 760px; }
 .note { background: #fff8c5; padding: 6px 10px; border-radius: 6px; font-size: .9rem; }
 .topology { display: flex; flex-wrap: wrap; gap: 10px; }
@@ -63,9 +66,20 @@ function hostsTable(results: Results): string {
   return `<table><thead>${row(["variant", "deployment", "host", ...ASKED, "asked vs got"].map(th))}</thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
+/** Per deployment and PPG: the PPG asked vs the colocation status ARM gave (table.ts placementTable). */
+function placementHtml(results: Results): string {
+  const t = placementTable(results);
+  if (!t) return "";
+  const rows = t.rows.map((r, i) => row(r.map((v, j) => (j >= 3 ? `<td style="white-space:normal">${escapeHtml(v)}</td>` : td(v))), t.unaligned[i] ? "mismatch placement-unaligned" : ""));
+  return `<h3>Placement evidence</h3><p>${escapeHtml(`${t.title[0]!.toUpperCase()}${t.title.slice(1)}.`)}</p><table class="placement"><thead>${row(t.head.map(th))}</thead><tbody>${rows.join("")}</tbody></table>${t.notes.map((n) => `<p class="note">${escapeHtml(n)}</p>`).join("")}`;
+}
+
 function comparisonTableHtml(results: Results, labels: Map<number, string>): string {
   if (!results.comparisons.length) return "<p>No comparisons (one variant, or no variant measured against its baseline).</p>";
-  const rows = results.comparisons.map((c) =>
+  // A comparison resting on a PPG that is not Aligned says so on its row (column only when one does).
+  const caveats = results.comparisons.map((c) => caveatCell(comparisonCaveats(results, c)));
+  const placementColumn = caveats.some(Boolean);
+  const rows = results.comparisons.map((c, i) =>
     row([
       td(c.variant),
       td(c.baseline),
@@ -79,9 +93,10 @@ function comparisonTableHtml(results: Results, labels: Map<number, string>): str
       td(c.diffMean ? `${fmt(c.diffMean.estimate)} [${fmt(c.diffMean.ci95[0])}, ${fmt(c.diffMean.ci95[1])}]` : "—", true),
       td(c.diffMean?.welch ? formatP(c.diffMean.welch.p) : "—", true),
       td(overLabel(c)),
-    ]),
+      ...(placementColumn ? [td(caveats[i]!)] : []),
+    ], caveats[i] ? "mismatch placement-caveat" : ""),
   );
-  return `<table><thead>${row(["variant", "baseline", "measure", "pair", "metric", "n (base / cand)", "mean base", "mean cand", "ratio", "Δmean [95% CI]", "p Welch", "over"].map(th))}</thead><tbody>${rows.join("")}</tbody></table>`;
+  return `<table><thead>${row(["variant", "baseline", "measure", "pair", "metric", "n (base / cand)", "mean base", "mean cand", "ratio", "Δmean [95% CI]", "p Welch", "over", ...(placementColumn ? ["placement"] : [])].map(th))}</thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
 export interface ReportHtmlOptions {
@@ -112,11 +127,13 @@ export async function reportHtml(results: Results, charts: MeasureCharts[], labe
 <header>
 <h1>${escapeHtml(results.experiment.name)} <span class="status ${escapeHtml(results.status)}">${escapeHtml(results.status)}</span></h1>
 <p>${escapeHtml(results.experiment.description)}</p>
+${seedSizeLines(results.experiment.seedSizes, results.variants.flatMap((v) => v.hosts.map((h) => h.size))).map((l) => `<p class="note seed-size">${escapeHtml(l)}</p>`).join("\n")}
 <p class="meta">run <code>${escapeHtml(results.runId)}</code> on <b>${escapeHtml(results.target)}</b>, ${escapeHtml(results.startedAt)} → ${escapeHtml(results.finishedAt)}; latlab ${escapeHtml(results.environment.latlabVersion)}${facts["git.commit"] ? `, commit <code>${escapeHtml(facts["git.commit"])}</code>` : ""}; node ${escapeHtml(results.environment.node)}, kernel ${escapeHtml(results.environment.kernel)}; tools: ${escapeHtml(Object.entries(results.environment.toolVersions).map(([k, v]) => `${k} ${v}`).join(", ") || "–")}</p>
 ${results.error ? `<p class="note">${escapeHtml(results.error)}</p>` : ""}
 </header>
 <h2>Verdicts</h2>
-${list.length ? `<ul class="verdicts">${list.map((v) => `<li class="verdict finding-${v.finding.replace(/ /g, "-")}" data-variant="${escapeHtml(v.variant)}" data-measure="${v.measure}" data-pair="${escapeHtml(v.pair)}">${escapeHtml(v.text)}</li>`).join("")}</ul>` : "<p>No comparisons to state.</p>"}
+${list.length ? `<ul class="verdicts">${list.map((v) => `<li class="verdict finding-${v.finding.replace(/ /g, "-")}${v.placement ? " placement-caveat" : ""}" data-variant="${escapeHtml(v.variant)}" data-measure="${v.measure}" data-pair="${escapeHtml(v.pair)}">${escapeHtml(v.text)}</li>`).join("")}</ul>` : "<p>No comparisons to state.</p>"}
+${list.some((v) => v.placement) ? `<p class="note">${list.filter((v) => v.placement).length} comparison(s) rest on a proximity placement group that ARM did not report Aligned: their verdicts, their rows in the comparison table and the placement evidence below say which.</p>` : ""}
 ${notEmulated.length ? `<p class="note">Not emulated on ${escapeHtml(results.target)}: ${escapeHtml(notEmulated.join(", "))} — differences between variants that differ only in these are noise here, not findings.</p>` : ""}
 <p class="note">${escapeHtml(results.environment.shaping.note)}</p>
 <h2>Comparisons</h2>
@@ -126,6 +143,7 @@ ${figures.join("\n") || "<p>No samples to draw.</p>"}
 <h2>What was asked and what was got</h2>
 ${topologyHtml(results)}
 ${hostsTable(results)}
+${placementHtml(results)}
 <details><summary>Environment facts (${Object.keys(facts).length})</summary><table><tbody>${Object.entries(facts)
     .map(([k, v]) => row([td(k), `<td style="white-space:normal">${escapeHtml(v)}</td>`]))
     .join("")}</tbody></table></details>

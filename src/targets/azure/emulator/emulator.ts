@@ -8,7 +8,7 @@ import type { ExecFn } from "../../local/exec.ts";
 import { startArmServer, type ArmServer } from "./arm/armServer.ts";
 import { Cloud, type CloudSnapshot, type OperationLogEntry } from "./arm/cloud.ts";
 import type { Fault } from "./arm/faults.ts";
-import type { Capacity } from "./arm/subscriptionCapacity.ts";
+import { CapacitySchema, withSubscriptionLimits, type Capacity } from "./arm/subscriptionCapacity.ts";
 import { createTypeRules, TYPES } from "./arm/typeRules.ts";
 import { Fabric } from "./fabric/fabric.ts";
 import { ALLOWED_VNET_SPACE } from "./fabric/vnetRuleset.ts";
@@ -54,7 +54,7 @@ export interface EmulatorOptions {
    */
   home?: string;
   faults?: readonly Fault[];
-  /** The subscription's vCPU quotas and restricted sizes (default: generous limits, nothing restricted). */
+  /** The subscription's profile, quotas and restricted sizes (default: a new pay-as-you-go subscription, arm/subscriptionCapacity.ts). */
   capacity?: Capacity;
   /** Time an operation stays in progress, per ARM type (lower case) or "default", in ms. */
   delays?: Readonly<Record<string, number>>;
@@ -127,12 +127,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     );
   }
 
-  const rules = createTypeRules({
-    schemaCheck: (armType, body) => validateArmBodyForArmType(armType, body),
-    network: fabric,
-    vm: fabric,
-    ...(options.capacity ? { capacity: options.capacity } : {}),
-  });
+  const capacity = options.capacity ?? CapacitySchema.parse({});
+  // The subscription's public IP quota and VM allocation wrap the platform's rules.
+  const rules = withSubscriptionLimits(
+    createTypeRules({
+      schemaCheck: (armType, body) => validateArmBodyForArmType(armType, body),
+      network: fabric,
+      vm: fabric,
+      capacity,
+    }),
+    capacity,
+  );
   const cloud = new Cloud({
     subscription,
     rules,
@@ -159,7 +164,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   let server: ArmServer;
   try {
     if (snapshot) await fabric.sync(cloud);
-    server = await startArmServer(cloud, socketPath, () => ({ subscription, runnerAddress: fabric.runnerAddress, addressSpace: ALLOWED_VNET_SPACE }), options.capacity);
+    server = await startArmServer(cloud, socketPath, () => ({ subscription, runnerAddress: fabric.runnerAddress, addressSpace: ALLOWED_VNET_SPACE }), capacity);
   } catch (e) {
     await fabric.shutdown();
     throw e;

@@ -223,11 +223,13 @@ export async function createAzureTarget(options: TargetOptions): Promise<Target>
     });
   }
   const { readComputeCapacity } = await import("../catalog/computeCapacity.ts");
+  const { readPlacementEvidence } = await import("./placementEvidence.ts");
   return new AzureTarget({
     stackFactory: createPulumiStackFactory({ installPulumi: options.installPulumi ?? false, log: options.log }),
     createProgram,
     sshFrom: options.sshFrom!,
     readCapacity: (regions) => readComputeCapacity(regions, options.subscriptionId ? { subscriptionId: options.subscriptionId } : {}),
+    readPlacement: (plan, outputs) => readPlacementEvidence(plan, outputs),
     ...(options.subscriptionId ? { subscriptionId: options.subscriptionId } : {}),
     ...(options.costSummary ? { costSummary: options.costSummary } : {}),
     ...(options.backend ? { backendUrl: options.backend } : {}),

@@ -3,7 +3,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Plan } from "../../../../src/plan/types.ts";
-import { skusUrl, usagesUrl } from "../../../../src/targets/azure/catalog/computeCapacity.ts";
+import { networkUsagesUrl, skusUrl, usagesUrl } from "../../../../src/targets/azure/catalog/computeCapacity.ts";
+import { colocationStatusUrl, instanceViewUrl } from "../../../../src/targets/azure/lifecycle/placementEvidence.ts";
 import { settingsFor, shippedExperimentPlans } from "./helpers.ts";
 
 /**
@@ -233,7 +234,10 @@ function sourceFiles(dir: string): string[] {
 function ownCallNeeds(): Need[] {
   const needs: Need[] = [];
   // computeCapacity.ts: raw GETs on the usages and SKUs lists.
-  for (const url of [usagesUrl(SUBSCRIPTION, "eastus"), skusUrl(SUBSCRIPTION, "eastus")]) needs.push({ action: readActionOfUrl(url), why: `GET ${new URL(url).pathname} (computeCapacity.ts)` });
+  for (const url of [usagesUrl(SUBSCRIPTION, "eastus"), skusUrl(SUBSCRIPTION, "eastus"), networkUsagesUrl(SUBSCRIPTION, "eastus")]) needs.push({ action: readActionOfUrl(url), why: `GET ${new URL(url).pathname} (computeCapacity.ts)` });
+  // placementEvidence.ts: after the deploy, each PPG's colocation status and each VM's instance view.
+  const compute = `/subscriptions/${SUBSCRIPTION}/resourceGroups/rg/providers/Microsoft.Compute`;
+  for (const url of [colocationStatusUrl(`${compute}/proximityPlacementGroups/p`), instanceViewUrl(`${compute}/virtualMachines/v`)]) needs.push({ action: readActionOfUrl(url), why: `GET ${new URL(url).pathname} (placementEvidence.ts)` });
   // @azure/arm-resources calls (runGroups.ts, sweeper.ts…): every `arm.<group>.<method>(` in src.
   const calls = new Map<string, string[]>();
   for (const file of sourceFiles(join(ROOT, "src"))) {

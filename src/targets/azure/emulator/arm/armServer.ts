@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { rm } from "node:fs/promises";
 import { ArmError } from "./armError.ts";
 import type { Cloud } from "./cloud.ts";
-import { capacityRoute, CapacitySchema, skusOf, usagesOf, type Capacity } from "./subscriptionCapacity.ts";
+import { capacityRoute, CapacitySchema, networkUsagesOf, skusOf, usagesOf, type Capacity } from "./subscriptionCapacity.ts";
 
 /**
  * ARM's REST surface over a Unix socket (never a TCP port: nothing on any network can reach
@@ -50,16 +50,21 @@ export async function startArmServer(cloud: Cloud, socketPath: string, info: () 
           const op = cloud.operation(path.slice(OPERATIONS_PATH.length));
           return send(res, 200, { id: op.id, status: op.status, ...(op.error ? { error: op.error } : {}) });
         }
-        // The subscription's compute usages and SKUs (read-only lists, not resources).
+        // The subscription's compute and network usages and its SKUs (read-only lists, not resources).
         const listing = req.method === "GET" ? capacityRoute(path, url.searchParams) : undefined;
         if (listing?.kind === "usages") return send(res, 200, usagesOf(cloud, listing.region, capacity));
+        if (listing?.kind === "network-usages") return send(res, 200, networkUsagesOf(cloud, listing.subscription, listing.region, capacity));
         if (listing?.kind === "skus") {
           if (!listing.region) throw new ArmError(400, "InvalidFilter", "The emulator serves resource SKUs for one location: $filter=location eq '<region>'.");
           return send(res, 200, skusOf(listing.region, capacity));
         }
         switch (req.method) {
-          case "GET":
-            return send(res, 200, cloud.read(path));
+          case "GET": {
+            // VirtualMachines_InstanceView: GET {vm id}/instanceView (not a resource of its own).
+            const instanceView = /^(\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Compute\/virtualMachines\/[^/]+)\/instanceView\/?$/i.exec(path);
+            if (instanceView) return send(res, 200, cloud.instanceView(instanceView[1]!));
+            return send(res, 200, cloud.read(path, url.searchParams));
+          }
           case "PUT": {
             const r = cloud.put(path, apiVersion, await readBody(req));
             return send(res, r.status, r.body, { "azure-asyncoperation": `${OPERATIONS_PATH}${r.operation}` });

@@ -90,6 +90,10 @@ export interface TypeRules {
   serializeOnParent?: boolean;
   /** Fields omitted from GET (write-only ones such as osProfile.customData). */
   redact?(body: Record<string, unknown>): Record<string, unknown>;
+  /** Read-only properties ARM computes when asked on GET (a PPG's colocation status, `?includeColocationStatus=true`); writes into `body`. */
+  onRead?(body: Record<string, unknown>, resource: StoredResource, view: CloudView, query: URLSearchParams, faults: FaultBook): void;
+  /** `GET {id}/instanceView` of a type that has one (a VM). */
+  instanceView?(resource: StoredResource, view: CloudView): Record<string, unknown>;
 }
 
 export interface CloudOptions {
@@ -191,15 +195,27 @@ export class Cloud implements CloudView {
   // ---------------------------------------------------------------------------------------------
   // Requests
 
-  /** GET of a resource: its body with provisioningState; 404 as ARM words it. */
-  read(id: string): Record<string, unknown> {
+  /** GET of a resource: its body with provisioningState (and what the query asks ARM to compute); 404 as ARM words it. */
+  read(id: string, query?: URLSearchParams): Record<string, unknown> {
+    return this.present(this.stored(id), query);
+  }
+
+  /** GET {id}/instanceView: what the type says of the running resource; 404 as for read, or for a type without one. */
+  instanceView(id: string): Record<string, unknown> {
+    const r = this.stored(id);
+    const rules = this.rulesFor(r);
+    if (!rules.instanceView) throw new ArmError(404, "NotFound", `${r.type} has no instanceView.`);
+    return rules.instanceView(r, this);
+  }
+
+  private stored(id: string): StoredResource {
     const parsed = this.parse(id);
     const r = this.resources.get(parsed.key);
     if (!r) {
       if (parsed.type !== RESOURCE_GROUP_TYPE && !this.resources.has(idKey(this.groupId(parsed)))) throw groupNotFound(parsed.resourceGroup);
       throw new ArmError(404, "ResourceNotFound", `The Resource '${parsed.type}/${parsed.name}' under resource group '${parsed.resourceGroup}' was not found.`);
     }
-    return this.present(r);
+    return r;
   }
 
   operation(opId: string): AsyncOperation {
@@ -459,11 +475,12 @@ export class Cloud implements CloudView {
     }
   }
 
-  private present(r: StoredResource): Record<string, unknown> {
+  private present(r: StoredResource, query?: URLSearchParams): Record<string, unknown> {
     const rules = this.rulesFor(r);
     const body = structuredClone(r.body);
     const props = isRecord(body.properties) ? body.properties : r.type === RESOURCE_GROUP_TYPE ? (body.properties = {}) : undefined;
     if (props) props.provisioningState = r.state;
+    if (query && rules.onRead) rules.onRead(body, r, this, query, this.faultBook);
     return rules.redact ? rules.redact(body) : body;
   }
 

@@ -29,6 +29,26 @@ export const FaultSchema = z.discriminatedUnion("kind", [
    * the Pulumi CLI, the plugin — leaving a stale Pulumi lock and live VMs, as a real crash does.
    */
   z.object({ kind: z.literal("kill-runner"), ...match }).strict(),
+  /**
+   * A VM Azure accepts, then cannot allocate under its constraints (its PPG's datacenter lacks the
+   * size, a zone, Accelerated Networking…): the operation fails with OverconstrainedAllocationRequest
+   * and the VM stays in ARM as Failed, as AllocationFailed does (arm/allocation.ts). VMs only.
+   */
+  z.object({ kind: z.literal("overconstrained-allocation"), name: z.string().min(1).optional(), times: z.number().int().positive().optional() }).strict(),
+  /**
+   * A PPG whose members Azure did not keep together (planned maintenance moved one: co-location.md,
+   * "Planned maintenance and Proximity Placement Groups"): its GET with includeColocationStatus=true
+   * says NotAligned, and calls out its last member VM. `name`: only PPGs whose name contains it;
+   * `times`: only that many such reads (default: every one); `type` need not be given.
+   */
+  z
+    .object({
+      kind: z.literal("ppg-not-aligned"),
+      type: z.literal("Microsoft.Compute/proximityPlacementGroups").default("Microsoft.Compute/proximityPlacementGroups"),
+      name: z.string().min(1).optional(),
+      times: z.number().int().positive().optional(),
+    })
+    .strict(),
 ]);
 export type Fault = z.infer<typeof FaultSchema>;
 export const FaultsSchema = z.array(FaultSchema);

@@ -74,7 +74,7 @@ export interface TypeRulesDeps {
   schemaCheck: SchemaCheck;
   network: NetworkAllocator;
   vm: VmHooks;
-  /** The subscription's vCPU quotas and size restrictions (default: generous limits, nothing restricted). */
+  /** The subscription's vCPU quotas and size restrictions (default: a new pay-as-you-go subscription, subscriptionCapacity.ts). */
   capacity?: Capacity;
 }
 

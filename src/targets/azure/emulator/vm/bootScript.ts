@@ -1,6 +1,7 @@
 import { posix } from "node:path";
 import { z } from "zod";
 import type { CloudConfig, ShellEntry, UserConfig } from "./cloudConfig.ts";
+import { describeImage, IMAGE_PACKAGES_PATH, imagePackage, imagePackages, type ImagePackages } from "./imagePackages.ts";
 
 /**
  * What an emulated VM does at boot, as data (pure): the cloud-config and the VM's osProfile
@@ -75,10 +76,26 @@ export const StepSchema = z.discriminatedUnion("op", [
   /** The user's AuthorizedKeysFile (~/.ssh/authorized_keys), merged as cloud-init's update_authorized_keys merges. */
   z.object({ op: z.literal("authorizedKeys"), user: z.string(), keys: z.array(z.string()), options: z.string().nullable() }),
   z.object({ op: z.literal("derivePublicKey"), privatePath: z.string(), publicPath: z.string() }),
-  /** Checked with dpkg-query, never installed: packages come from this machine. */
+  /**
+   * Checked, never installed. `image` is the image's record of the package (imagePackages.ts), or
+   * null: apt on the image cannot locate it, so it fails and is removed from the VM's own
+   * `dpkgStatus` (the machine may have it; the VM must not show it installed). One the image has
+   * runs from this machine's installation, which dpkg-query must find.
+   */
   z.object({
     op: z.literal("packages"),
-    packages: z.array(z.object({ name: z.string(), version: z.string().optional(), manager: z.enum(["apt", "snap"]) })),
+    image: z.string(),
+    /** The list's file, for the message about a name it lacks. */
+    listFile: z.string(),
+    dpkgStatus: z.string(),
+    packages: z.array(
+      z.object({
+        name: z.string(),
+        version: z.string().optional(),
+        manager: z.enum(["apt", "snap"]),
+        image: z.object({ candidate: z.string(), versions: z.array(z.string()), component: z.string() }).nullable(),
+      }),
+    ),
   }),
   /** bootcmd: a temporary script run with /bin/sh, INSTANCE_ID in its environment. */
   z.object({ op: z.literal("shellScript"), content: z.string(), env: z.record(z.string(), z.string()) }),
@@ -136,7 +153,12 @@ export interface BootInput {
   neverReady: boolean;
   /** When the VM boots (file headers carry it). */
   bootTime: Date;
+  /** The image's packages (default: the shipped Ubuntu 24.04 list, imagePackages.ts). */
+  imagePackages?: ImagePackages;
 }
+
+/** The VM's dpkg database (under /var, which the VM overlays). */
+export const DPKG_STATUS = "/var/lib/dpkg/status";
 
 const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
 
@@ -349,7 +371,11 @@ export function compileBoot(input: BootInput, cfg: CloudConfig): BootScript {
   ];
   // What cloud-init logs as WARNING while applying this config (recoverable errors in its status).
   if (cfg.warnings.length > 0) modulesInit.unshift({ name: "schema", steps: cfg.warnings.map((message): Step => ({ op: "warn", message })) });
-  const packages = cfg.packages;
+  const imageList = input.imagePackages ?? imagePackages();
+  const packages = cfg.packages.map((p) => {
+    const known = p.manager === "apt" ? imagePackage(p.name, imageList) : null;
+    return { ...p, image: known ? { candidate: known.candidate, versions: [...known.versions], component: known.component } : null };
+  });
   return {
     version: 1,
     vmName: input.vmName,
@@ -382,7 +408,7 @@ export function compileBoot(input: BootInput, cfg: CloudConfig): BootScript {
       {
         stage: "modules-final",
         modules: [
-          ...(packages.length > 0 ? [{ name: "package_update_upgrade_install", steps: [{ op: "packages" as const, packages }] }] : []),
+          ...(packages.length > 0 ? [{ name: "package_update_upgrade_install", steps: [{ op: "packages" as const, image: describeImage(imageList), listFile: IMAGE_PACKAGES_PATH, dpkgStatus: DPKG_STATUS, packages }] }] : []),
           writeFilesModule("write_files_deferred", cfg, true),
           { name: "scripts_user", steps: [{ op: "runparts", dir: SCRIPTS_DIR }] },
           { name: "final_message", steps: [{ op: "finalMessage", template: cfg.finalMessage ?? "" }] },

@@ -67,6 +67,26 @@ class PackageInstallerError(Exception):
     pass
 
 
+def drop_from_dpkg_status(path, names):
+    """Removes the stanzas of `names` from a dpkg status file (the VM's overlaid copy): dpkg-query
+    inside the VM then finds them not installed, as on an image that never had them."""
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read()
+    drop = set(names)
+    kept = []
+    for stanza in text.split("\n\n"):
+        first = stanza.lstrip("\n").split("\n", 1)[0]
+        if first.startswith("Package: ") and first[len("Package: "):].strip() in drop:
+            continue
+        kept.append(stanza)
+    out = "\n\n".join(kept)
+    if out != text:
+        with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(out)
+
+
 class Fatal(Exception):
     """The VM cannot boot (the emulator's own set-up failed)."""
 
@@ -303,7 +323,7 @@ class Vm:
                 with open(st["publicPath"], "w") as f:
                     f.write(out.strip() + " root@localhost\n")
         elif op == "packages":
-            self.packages(stage, st["packages"])
+            self.packages(stage, st)
         elif op == "shellScript":
             os.makedirs("/run/cloud-init/tmp", exist_ok=True)
             fd, path = tempfile.mkstemp(dir="/run/cloud-init/tmp")
@@ -451,27 +471,47 @@ class Vm:
             f.write("\n".join(out + [""]))
         os.chmod(path, mode)
 
-    def packages(self, stage, pkgs):
-        self.say("latlab emulator: packages are not installed: each must already be installed on this machine (apt-get update is not run)")
+    def packages(self, stage, st):
+        """cloud-init's package_update_upgrade_install, checked against the image's package list
+        (st["image"]), never installed: apt on the image installs what its archive has and cannot
+        locate the rest, which then fails the module (PackageInstallerError, cloud-init's text). A
+        package the image lacks is also dropped from the VM's own dpkg database, so that the VM does
+        not show it installed (the machine's /usr/bin still holds its files). A package the image
+        has runs from this machine's installation, which must exist."""
+        self.say("latlab emulator: packages are checked against %s, not installed; the VM runs this machine's own installation of each" % st["image"])
         failed = []
-        for p in pkgs:
-            name, version = p["name"], p.get("version")
+        absent = []
+        for p in st["packages"]:
+            name, version, image = p["name"], p.get("version"), p.get("image")
             if p["manager"] == "snap":
                 self.say("error: snap %r: snaps are not emulated" % name)
                 failed.append(name)
                 continue
+            if image is None:
+                self.say("E: Unable to locate package %s" % name)
+                self.say("latlab emulator: %s is not in the image's package list (%s); if Ubuntu 24.04 has it, add it with its page" % (name, st["listFile"]))
+                failed.append(name)
+                absent.append(name)
+                continue
+            if version is not None and version not in image["versions"]:
+                self.say("E: Version '%s' for '%s' was not found" % (version, name))
+                failed.append(name)
+                absent.append(name)
+                continue
             code, out, _ = self.run_cmd(["dpkg-query", "-W", "-f=${Status}\t${Version}", name], capture=True)
             status, _, installed = out.partition("\t")
             if code != 0 or status.strip() != "install ok installed":
-                self.say("E: Unable to locate package %s" % name)
+                self.say(
+                    "latlab emulator: %s %s is in the image (%s) but not installed on this machine, whose programs the emulated VM runs (apt-get install %s)"
+                    % (name, version or image["candidate"], image["component"], name)
+                )
                 failed.append(name)
-            elif version is not None and installed.strip() != version:
-                self.say("E: Version '%s' for '%s' was not found" % (version, name))
-                failed.append(name)
-            else:
-                self.say("%s is already the newest version (%s)." % (name, installed.strip()))
+                continue
+            self.say("Setting up %s (%s) ... [latlab emulator: this machine's %s %s]" % (name, version or image["candidate"], name, installed.strip()))
+        if absent:
+            drop_from_dpkg_status(st["dpkgStatus"], absent)
         if failed:
-            self.warn(stage, "Failure when attempting to install packages: %s" % [p["name"] for p in pkgs])
+            self.warn(stage, "Failure when attempting to install packages: %s" % [p["name"] for p in st["packages"]])
             self.warn(stage, "1 failed with exceptions, re-raising the last one")
             raise PackageInstallerError(
                 "Failed to install the following packages: {%s}. See associated package manager logs for more details."

@@ -5,6 +5,7 @@ import type { Fault } from "../../../../../src/targets/azure/emulator/arm/faults
 import { API_VERSIONS, createTypeRules, type SchemaCheck } from "../../../../../src/targets/azure/emulator/arm/typeRules.ts";
 import { capacityRoute, parseCapacity, skusOf, usagesOf, type Capacity } from "../../../../../src/targets/azure/emulator/arm/subscriptionCapacity.ts";
 import { checkCapacity, ResourceSkuListSchema, UsageListSchema, type RegionNeed } from "../../../../../src/targets/azure/catalog/quota.ts";
+import { NEW_SUBSCRIPTION_PROFILE } from "../../../../../src/targets/azure/catalog/subscriptionProfile.ts";
 import { validateArmBodyForArmType } from "../../../../../src/targets/azure/emulator/spec/armSpec.ts";
 
 const SUB = "00000000-0000-4000-8000-000000000001";
@@ -215,7 +216,8 @@ describe("the emulator's ARM: requests and long-running operations", () => {
   });
 
   it("applies the compute platform's rules: Accelerated Networking only on sizes with it, PPG zone, availability set without zones, NIC and VM in one region", async () => {
-    const { cloud } = harness();
+    // B1s is the size without Accelerated Networking the catalog plays; a new subscription may not deploy it (previous generation).
+    const { cloud } = harness({ capacity: parseCapacity('{"profile":"unrestricted"}') });
     await network(cloud);
     await put(cloud, `${NET}/networkInterfaces/fast`, N, { ...nic("fast", "198.18.0.4"), properties: { ...nic("fast", "198.18.0.4").properties, enableAcceleratedNetworking: true } });
     expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/b1`, C, vm("fast", {}, "Standard_B1s"))).code).toBe("VMSizeIsNotPermittedToEnableAcceleratedNetworking");
@@ -407,11 +409,12 @@ describe("the emulator's ARM: the subscription's quotas and sizes (issue 9)", ()
     await network(cloud);
     await put(cloud, `${NET}/networkInterfaces/a`, N, nic("a", "198.18.0.4"));
     expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/a`, C, vm("a")))).toMatchObject({ status: 409, code: "SkuNotAvailable" });
-    await put(cloud, `${COMPUTE}/virtualMachines/a`, C, vm("a", { }, "Standard_D2s_v4"));
+    await put(cloud, `${COMPUTE}/virtualMachines/a`, C, vm("a", {}, "Standard_D2_v5"));
 
     const usages = UsageListSchema.parse(usagesOf(cloud, "uksouth", capacity)).value;
     expect(usages.find((u) => u.name.value === "cores")).toMatchObject({ currentValue: 2, limit: 3 });
-    expect(usages.find((u) => u.name.value === "standardDSv4Family")).toMatchObject({ currentValue: 2, limit: 350, name: { localizedValue: "Standard DSv4 Family vCPUs" } });
+    // A family without a configured limit has the default profile's (a new subscription's 20).
+    expect(usages.find((u) => u.name.value === "standardDv5Family")).toMatchObject({ currentValue: 2, limit: NEW_SUBSCRIPTION_PROFILE.familyVcpus, name: { localizedValue: "Standard Dv5 Family vCPUs" } });
     const skus = ResourceSkuListSchema.parse(skusOf("uksouth", capacity)).value;
     // The plan needs 2 more vCPUs of Standard_D2s_v5 in zone 1: both the restriction and the total quota are reported.
     const need: RegionNeed = { region: "uksouth", totalVcpus: 2, families: [{ family: "standardDSv5Family", vcpus: 2, sizes: [{ size: "Standard_D2s_v5", vcpusEach: 2, count: 1, zones: ["1"] }] }] };
@@ -425,5 +428,35 @@ describe("the emulator's ARM: the subscription's quotas and sizes (issue 9)", ()
     expect(capacityRoute(`/subscriptions/${SUB}/providers/Microsoft.Compute/skus`, q("$filter=location eq 'uksouth'"))).toEqual({ kind: "skus", region: "uksouth" });
     expect(capacityRoute(`${COMPUTE}/virtualMachines/a`, q(""))).toBeUndefined();
     expect(() => parseCapacity('{"limits":{"cores":-1}}')).toThrow(/LATLAB_EMULATOR_CAPACITY: \[limits.cores\]/);
+  });
+});
+
+describe("the emulator's ARM: a VM boots only what its size boots (image generation, disk controller)", () => {
+  const image = (sku: string) => ({ publisher: "Canonical", offer: "ubuntu-24_04-lts", sku, version: "latest" });
+  const storage = (sku: string, diskControllerType?: string) => ({ storageProfile: { imageReference: image(sku), osDisk: { createOption: "FromImage" }, ...(diskControllerType ? { diskControllerType } : {}) } });
+
+  it("refuses a v6 size (generation 2 only, NVMe only, as Azure's SKU data says) with a generation-1 image, or with SCSI, as Azure does", async () => {
+    const { cloud } = harness();
+    await network(cloud);
+    await put(cloud, `${NET}/networkInterfaces/n1`, N, nic("n1", "198.18.0.4"));
+    const gen1 = armError(() => cloud.put(`${COMPUTE}/virtualMachines/v6a`, C, vm("n1", storage("server-gen1", "NVMe"), "Standard_D2as_v6")));
+    expect(gen1.code).toBe("BadRequest");
+    expect(gen1.message).toMatch(/^The selected VM size 'Standard_D2as_v6' cannot boot Hypervisor Generation '1'\. If this was a Create operation please check that the Hypervisor Generation of the Image matches/);
+    // No diskControllerType is SCSI, Azure's default: an NVMe-only size cannot boot it.
+    for (const controller of [undefined, "SCSI"]) {
+      const scsi = armError(() => cloud.put(`${COMPUTE}/virtualMachines/v6b`, C, vm("n1", storage("server", controller), "Standard_D2as_v6")));
+      expect(scsi.code).toBe("InvalidParameter");
+      expect(scsi.message).toMatch(/^The VM size 'Standard_D2as_v6' cannot boot with DiskControllerType 'SCSI'\. Please check that the disk controller type provided is one of the supported disk controller types/);
+    }
+    await put(cloud, `${COMPUTE}/virtualMachines/v6c`, C, vm("n1", storage("server", "NVMe"), "Standard_D2as_v6"));
+    expect(cloud.read(`${COMPUTE}/virtualMachines/v6c`)).toMatchObject({ properties: { provisioningState: "Succeeded" } });
+  });
+
+  it("refuses NVMe on a SCSI-only size and a generation-2 image on a generation-1-only size", async () => {
+    const { cloud } = harness({ capacity: parseCapacity('{"profile":"unrestricted"}') });
+    await network(cloud);
+    await put(cloud, `${NET}/networkInterfaces/n1`, N, nic("n1", "198.18.0.4"));
+    expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/a`, C, vm("n1", storage("server", "NVMe"), "Standard_D2s_v5"))).message).toMatch(/cannot boot with DiskControllerType 'NVMe'/);
+    expect(armError(() => cloud.put(`${COMPUTE}/virtualMachines/b`, C, vm("n1", storage("server"), "Standard_D3_v2"))).message).toMatch(/cannot boot Hypervisor Generation '2'/);
   });
 });
