@@ -7,7 +7,7 @@ import type { Experiment } from "../dsl/experiment.ts";
 import { didYouMean } from "../dsl/suggest.ts";
 import { buildPlan, type PlanOptions } from "../plan/buildPlan.ts";
 import { checkExperiment, confirmText, refusalText } from "../plan/planGuards.ts";
-import { formatPlan } from "../report/planText.ts";
+import { formatPlan, formatWaves } from "../report/planText.ts";
 import { comparisonTable } from "../report/table.ts";
 import type { Results } from "../results/schema.ts";
 import { summarize } from "../results/summarize.ts";
@@ -29,6 +29,7 @@ import { historyFile } from "../history/historyStore.ts";
 import { provenanceFacts } from "./provenance.ts";
 import { scaffold } from "./init/scaffold.ts";
 import { describeFound, importExperiment, listExperiments, loadExperiment, type ListedExperiment } from "./loadExperiment.ts";
+import { parseMaxVcpus, runWaves } from "./runWaves.ts";
 
 const SCHEMA_FILE = new URL("../../schema/results.schema.json", import.meta.url);
 
@@ -114,6 +115,8 @@ interface RunFlags {
   replicas?: number;
   /** One deployment at a time, even where deployments are separate machines (Azure). */
   serial?: boolean;
+  /** At most this many vCPUs up at once (all regions): the deployments run in waves that fit. */
+  maxVcpus?: number;
   /** The history file, or false (--no-history). */
   history: string | boolean;
 }
@@ -212,6 +215,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .option("--replicas <n>", "independent host sets per variant, overriding the experiment's (comparisons are then over replicas)", parseReplicas)
     .option("--rehearse", "azure: run the same Pulumi program through the same engine against latlab's Azure emulator on this machine (no account, no cost)")
     .option("--serial", "measure one deployment at a time (on Azure, whose deployments are separate VMs, their cells otherwise run at the same time, each deployment's own one after another)")
+    .option("--max-vcpus <n>", "at most this many vCPUs up at once (all regions together): the deployments run in waves that fit, each torn down before the next (azure: within the subscription's free quota too)", parseMaxVcpus)
     .option("--history <file>", "record the finished run in this history file (default $LATLAB_HISTORY, else results/history.duckdb)")
     .option("--no-history", "do not record the run in the history")
     .action(async (ref: string, opts: RunFlags) => {
@@ -300,7 +304,9 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
         const facts = provenanceFacts(process.cwd());
         // Files the results folder cannot take (a full disk…) go to a rescue folder, said as it happens.
         const files = new RunFiles(runDir, { runId, warn: say });
-        const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal, facts, files, whileBringingUp: () => Promise.all([loadVega(), opts.history === false ? undefined : import("@duckdb/node-api")]), ...(opts.serial ? { concurrency: "serial" as const } : {}) });
+        // Waves when the subscription's free quota (read live) or --max-vcpus cannot hold every deployment at once.
+        const waves = () => runWaves(plan, target, { runId, runDir, log, signal: controller.signal }, opts.maxVcpus, { azureCost: opts.target === "azure" && !opts.rehearse, livePrices: Boolean(opts.livePrices) });
+        const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal, facts, files, waves, whileBringingUp: () => Promise.all([loadVega(), opts.history === false ? undefined : import("@duckdb/node-api")]), ...(opts.serial ? { concurrency: "serial" as const } : {}) });
         // The table quotes failed cells' errors and tools' notes: terminal-safe, wide lines kept.
         // Read once, for the table and the report: a cell may hold millions of samples.
         const samplesOf = memoizeSamples(readSamples(files, results));
@@ -342,7 +348,8 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .option("--live-prices", "azure: refresh prices from the Azure Retail Prices API")
     .option("--max-cost <usd>", "azure: fail when the estimated cost is above this", parsePositive)
     .option("--replicas <n>", "independent host sets per variant, overriding the experiment's", parseReplicas)
-    .action(async (ref: string, opts: { json?: boolean; target: string; duration?: PlanOptions["duration"]; livePrices?: boolean; maxCost?: number; replicas?: number }) => {
+    .option("--max-vcpus <n>", "show the waves a run with at most this many vCPUs up at once would go in", parseMaxVcpus)
+    .action(async (ref: string, opts: { json?: boolean; target: string; duration?: PlanOptions["duration"]; livePrices?: boolean; maxCost?: number; replicas?: number; maxVcpus?: number }) => {
       const factory = findTarget(opts.target);
       if (!factory) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
       const found = await loadExperiment(ref);
@@ -355,17 +362,37 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
       // What this target would refuse, and what a reader of the plan must know (sizes it cannot cap…).
       const notes = (await factory.planNotes?.(plan).catch(namingFile(found.file))) ?? [];
       if (opts.target !== "azure") {
-        process.stdout.write(opts.json ? `${JSON.stringify({ ...plan, notes }, null, 2)}\n` : `${[formatPlan(plan), ...notes].join("\n")}\n`);
+        // Waves only when asked (--max-vcpus): this target has no quota.
+        let waves: import("../plan/waves.ts").WavePlan | undefined;
+        const waveLines: string[] = [];
+        if (opts.maxVcpus !== undefined) {
+          const { planWaves, WaveRefusal } = await import("../plan/waves.ts");
+          const { deploymentDemands, maxVcpusLimits } = await import("../targets/azure/catalog/quota.ts");
+          try {
+            waves = planWaves(plan, deploymentDemands(plan), maxVcpusLimits(opts.maxVcpus));
+            waveLines.push(formatWaves(waves));
+          } catch (e) {
+            if (!(e instanceof WaveRefusal)) throw e;
+            process.stderr.write(`refused: ${e.message}\n`);
+            exitCode = 1;
+          }
+        }
+        process.stdout.write(opts.json ? `${JSON.stringify({ ...plan, notes, ...(waves ? { waves } : {}) }, null, 2)}\n` : `${[formatPlan(plan), ...notes, ...waveLines].join("\n")}\n`);
         return;
       }
       // Offline: the Pulumi program under mocks, no credentials, nothing created.
       const { azurePlanReport } = await import("../targets/azure/program/listing.ts");
-      const report = await azurePlanReport(plan, { livePrices: Boolean(opts.livePrices), ...(opts.maxCost !== undefined ? { maxCostUsd: opts.maxCost } : {}) });
+      const report = await azurePlanReport(plan, { livePrices: Boolean(opts.livePrices), ...(opts.maxCost !== undefined ? { maxCostUsd: opts.maxCost } : {}), ...(opts.maxVcpus !== undefined ? { maxVcpus: opts.maxVcpus } : {}) });
       const { formatAzureReport } = await import("../report/azurePlanText.ts");
       process.stdout.write(opts.json ? `${JSON.stringify({ plan, azure: report }, null, 2)}\n` : `${formatPlan(plan)}\n\n${formatAzureReport(report)}\n`);
       // `plan` fails for its cost only when asked to check one (--max-cost); the listing says what a deploy would refuse.
       if (report.refusals.length && opts.maxCost !== undefined) {
         process.stderr.write(`refused: ${report.refusals.map((r) => r.message).join("; ")}\n`);
+        exitCode = 1;
+      }
+      // Waves that cannot be had under the user's own --max-vcpus fail `plan` (the default profile's only inform: a subscription may have more).
+      if (report.waves.refusal && opts.maxVcpus !== undefined && /--max-vcpus/.test(report.waves.refusal)) {
+        process.stderr.write(`refused: ${report.waves.refusal}\n`);
         exitCode = 1;
       }
     });

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { ResolvedHostSchema } from "../dsl/placement.ts";
 import { AxisValueSchema, CellSchema, PathKindSchema } from "../plan/types.ts";
 import { SummarySchema } from "./summary.ts";
+import { HostPlacementSchema } from "./placement.ts";
+import { WaveNoteSchema, WavesRecordSchema } from "./waveRecords.ts";
 
 export const SCHEMA_VERSION = 1;
 
@@ -41,6 +43,8 @@ export const HostRecordSchema = ResolvedHostSchema.extend({
   actual: z.record(z.string(), ActualValue),
   /** Differences between what was asked and what was got; empty when none. */
   mismatches: z.array(z.string()),
+  /** What the cloud's control plane says of where the host runs (Azure: its PPG's colocation status, its VM's instance view; placement.ts). */
+  placement: HostPlacementSchema.optional(),
 });
 export type HostRecord = z.infer<typeof HostRecordSchema>;
 
@@ -159,8 +163,10 @@ export const InferenceSchema = z.object({
   units: z.object({ baseline: z.number().int().nonnegative(), candidate: z.number().int().nonnegative() }),
   /** Each unit's mean and median (replica or repetition only), in unit order: one lucky host shows here. */
   unitStatistics: z.object({ baseline: UnitValuesSchema, candidate: UnitValuesSchema }).optional(),
-  /** What the unit cannot tell (same hosts, one deployment); absent for replicas. */
+  /** What the unit cannot tell (same hosts, one deployment; units from different waves); absent for replicas in one wave. */
   note: z.string().optional(),
+  /** A run made in waves (quota): the waves the units came from (waveRecords.ts). */
+  waves: WaveNoteSchema.optional(),
 });
 export type Inference = z.infer<typeof InferenceSchema>;
 export type Difference = z.infer<typeof DifferenceSchema>;
@@ -210,7 +216,13 @@ export type PairComparison = z.infer<typeof PairComparisonSchema>;
 export const ResultsSchema = z.object({
   schemaVersion: z.literal(SCHEMA_VERSION),
   runId: z.string(),
-  experiment: z.object({ name: z.string(), description: z.string(), source: z.string() }),
+  experiment: z.object({
+    name: z.string(),
+    description: z.string(),
+    source: z.string(),
+    /** Sizes the reproduced reports ran instead of this run's (the experiment's `seedSizes`). */
+    seedSizes: z.array(z.object({ seed: z.string(), size: z.string(), note: z.string().optional() })).optional(),
+  }),
   target: z.string(),
   startedAt: z.string(),
   finishedAt: z.string(),
@@ -247,5 +259,7 @@ export const ResultsSchema = z.object({
   teardown: TeardownReportSchema,
   /** Where the run's time went (runs made since latlab recorded it). */
   timing: RunTimingSchema.optional(),
+  /** The waves the deployments ran in, when they could not all be up at once (quota, --max-vcpus); absent: one wave. */
+  waves: WavesRecordSchema.optional(),
 });
 export type Results = z.infer<typeof ResultsSchema>;

@@ -10,6 +10,8 @@ import { RunFiles } from "../results/runFiles.ts";
 import type { Results, ShapingStatus, TeardownReport } from "../results/schema.ts";
 import type { Environment, HostEndpoint, Target } from "../targets/target.ts";
 import { runOrder, type RunStep } from "../plan/schedule.ts";
+import { wavePlan, type WavePlan } from "../plan/waves.ts";
+import { mergeTeardown, withWaveNotes, type WaveRun } from "../results/waveRecords.ts";
 import { findTool } from "../tools/registry.ts";
 import { BASE_PORT, cellSlug, cellWorkDir, failedCell, runCell } from "./cellRunner.ts";
 import type { DetachedState } from "./detachedState.ts";
@@ -64,6 +66,16 @@ export interface RunOptions {
    * that it never runs beside a measurement. Its failure is left for the caller to meet again.
    */
   whileBringingUp?: () => Promise<unknown>;
+  /**
+   * The deployments in waves (plan/waves.ts), when the quota or --max-vcpus cannot hold them at
+   * once: each wave is brought up, measured and torn down before the next (the target sees a plan
+   * of that wave's deployments and cells, under the run id `<runId>-w<n>`). A teardown that fails
+   * stops the run before the next wave. Absent or one wave: every deployment at once, as ever.
+   * A function is called once the run has started (plan.json written): reading a subscription's
+   * free quota takes a moment, and what it throws (a deployment that cannot fit even alone) fails
+   * the run before anything is brought up, with results.json saying why.
+   */
+  waves?: WavePlan | (() => Promise<WavePlan | undefined>);
 }
 
 /** What a deployment's session needs besides the run's options: where files go, and a call after each finished cell. */
@@ -109,7 +121,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   const resultsWith = (fields: Pick<Results, "status" | "error" | "measurements" | "comparisons" | "pairComparisons" | "teardown" | "timing">): Results => ({
     schemaVersion: 1,
     runId: options.runId,
-    experiment: { name: plan.experiment.name, description: plan.experiment.description, source: options.source },
+    experiment: { name: plan.experiment.name, description: plan.experiment.description, source: options.source, ...(plan.experiment.seedSizes ? { seedSizes: plan.experiment.seedSizes } : {}) },
     target: target.name,
     startedAt,
     finishedAt: new Date().toISOString(),
@@ -130,6 +142,8 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     pairComparisons: fields.pairComparisons,
     teardown: fields.teardown,
     ...(fields.timing ? { timing: fields.timing } : {}),
+    // Declared below, read when results are written (at the first checkpoint, after them).
+    ...(planned ? { waves: { limits: planned.limits.source, reasons: planned.reasons, planned: waves.length, runs: waveRuns.map((r) => ({ ...r, facts: { ...r.facts } })) } } : {}),
   });
   // results.json while the run goes on: a crash keeps every finished cell (see checkpointDue).
   let checkpointed = 0;
@@ -156,119 +170,186 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   };
   const sessionOptions: SessionOptions = { ...options, files, cellFinished: checkpoint };
 
+  // Waves: one (every deployment at once) unless the caller plans more (set in the try below).
+  let waves: Pick<WavePlan["waves"][number], "deployments" | "variants" | "replicas">[] = [{ deployments: plan.deployments.map((d) => d.id), variants: plan.variants.map((v) => v.id), replicas: [] }];
+  let planned: WavePlan | undefined;
+  let inWaves = false;
+  const waveRuns: WaveRun[] = [];
+  const allHosts: HostEndpoint[] = [];
+  /** The wave whose hosts are up (its down() not yet called); null before the first and between waves. */
+  let waveUp: number | null = null;
+  let waveStarted = false;
+  /** Tears down the wave that is up (or, before any wave, whatever the target holds: nothing). */
+  const tearDownWave = async () => {
+    const w = waveUp;
+    waveUp = null;
+    progress.log(inWaves && w !== null ? `wave ${w + 1} of ${waves.length}: tearing down…` : "tearing down…");
+    let report: TeardownReport;
+    const downStarted = performance.now();
+    try {
+      report = await target.down();
+    } catch (error) {
+      report = { status: "failed", errors: [`teardown threw: ${(error as Error).message}`], removed: [] };
+    }
+    const seconds = (performance.now() - downStarted) / 1000;
+    clock.teardown += seconds;
+    teardown = mergeTeardown(teardown, report, inWaves && w !== null ? `wave ${w + 1}: ` : "");
+    const record = w !== null ? waveRuns[w] : undefined;
+    if (record) Object.assign(record, { teardownSeconds: seconds, teardown: report.status });
+    if (report.status === "failed") progress.log(`teardown FAILED:\n  ${report.errors.join("\n  ")}`);
+  };
+
   try {
     // Inside the try: a plan.json that can be written nowhere fails the run before anything is brought up.
     files.write("plan.json", `${JSON.stringify(plan, null, 2)}\n`);
+    const asked = typeof options.waves === "function" ? await options.waves() : options.waves;
+    if (asked && asked.waves.length > 1) {
+      planned = asked;
+      waves = asked.waves;
+      inWaves = true;
+      const placed = waves.flatMap((w) => w.deployments);
+      const missing = plan.deployments.filter((d) => !placed.includes(d.id)).map((d) => d.id);
+      if (missing.length || placed.length !== new Set(placed).size || placed.length !== plan.deployments.length) {
+        throw new Error(`runExperiment: the waves must hold every deployment of the plan exactly once (missing: ${missing.join(", ") || "none"})`);
+      }
+    }
     // A results.json from the start: a run killed at any point after this can be resumed, and
     // once the hosts are up it says which they are.
     checkpoint(true);
-    progress.log(`bringing up ${plan.estimate.hosts} hosts on ${target.name}…`);
-    const upStarted = performance.now();
-    // Started on the next tick, so that even a callback that throws at once fails nothing.
-    const sideWork = Promise.resolve()
-      .then(() => options.whileBringingUp?.())
-      .catch(() => undefined);
-    environment = await target.up(plan, { runId: options.runId, runDir, log: (m) => progress.log(m), signal }).finally(async () => {
-      await sideWork;
-      clock.bringUp = (performance.now() - upStarted) / 1000;
-    });
-    const cellsStarted = performance.now();
-    checkpoint(true);
-    progress.log(environment.shaping.note);
-    progress.start(plan.cells.length);
-    // Round by round (runOrder): repetition 0 of every variant, then repetition 1, … so that a
-    // drift over the run does not pass for a difference. A deployment's hosts stay connected
-    // from its first step to its last.
-    const steps = runOrder(plan.cells);
-    const lastStep = new Map(steps.map((s, i) => [s.deployment, i]));
-    const sessions = new Map<string, DeploymentSession>();
-    const failDeployment = (deploymentId: string, error: unknown) => {
-      // One deployment that cannot be reached fails its own cells, not the others'.
-      const done = new Set(sampled.map((s) => s.measurement.cell));
-      for (const c of plan.cells.filter((c) => c.deployment === deploymentId && !done.has(c.id))) {
-        const failed = failedCell(c, (error as Error).message);
-        sampled.push(failed);
-        progress.cellFinished(cellLabel(c), "failed", failed.measurement.error);
+    for (const [w, wave] of waves.entries()) {
+      if (signal.aborted) break;
+      const sub = inWaves ? wavePlan(plan, wave.deployments) : plan;
+      const targetRunId = inWaves ? `${options.runId}-w${w + 1}` : options.runId;
+      const waveLabel = inWaves ? `wave ${w + 1} of ${waves.length} (${sub.deployments.length} deployment${sub.deployments.length === 1 ? "" : "s"}: ${wave.variants.join(", ")}; replica${wave.replicas.length === 1 ? "" : "s"} ${wave.replicas.join(", ")}): ` : "";
+      const record: WaveRun = { wave: w + 1, deployments: [...wave.deployments], variants: [...wave.variants], replicas: [...wave.replicas], targetRunId, startedAt: new Date().toISOString(), bringUpSeconds: 0, cellsSeconds: 0, teardownSeconds: 0, teardown: "not-started", facts: {} };
+      if (inWaves) waveRuns.push(record);
+      waveUp = w;
+      waveStarted = true;
+      progress.log(`${waveLabel}bringing up ${sub.estimate.hosts} hosts on ${target.name}…`);
+      const upStarted = performance.now();
+      // Started on the next tick, so that even a callback that throws at once fails nothing.
+      const sideWork = Promise.resolve()
+        .then(() => (w === 0 ? options.whileBringingUp?.() : undefined))
+        .catch(() => undefined);
+      const waveEnvironment = await target.up(sub, { runId: targetRunId, runDir, log: (m) => progress.log(m), signal }).finally(async () => {
+        await sideWork;
+        const seconds = (performance.now() - upStarted) / 1000;
+        clock.bringUp += seconds;
+        record.bringUpSeconds = seconds;
+      });
+      record.facts = { ...waveEnvironment.facts };
+      allHosts.push(...waveEnvironment.hosts);
+      // Every wave's hosts, for results.json; the first wave's shaping, the latest facts over the earlier.
+      environment = { hosts: allHosts, shaping: environment?.shaping ?? waveEnvironment.shaping, facts: { ...environment?.facts, ...waveEnvironment.facts } };
+      const cellsStarted = performance.now();
+      checkpoint(true);
+      if (w === 0) {
+        progress.log(waveEnvironment.shaping.note);
+        progress.start(plan.cells.length);
       }
-      checkpoint();
-    };
-    const timed = async (deploymentId: string, part: "readySeconds" | "cellsSeconds", work: () => Promise<void>) => {
-      const t = performance.now();
-      try {
-        await work();
-      } finally {
-        const c = deploymentClock.get(deploymentId) ?? { readySeconds: 0, cellsSeconds: 0 };
-        c[part] += (performance.now() - t) / 1000;
-        deploymentClock.set(deploymentId, c);
-      }
-    };
-    /** Connects a deployment (and warms it: versions, assets, servers). Throws as open() does. */
-    const openSession = async (deploymentId: string): Promise<DeploymentSession> => {
-      const opening = new DeploymentSession(deploymentId, environment!.hosts, sessionOptions, sampled, toolVersions);
-      sessions.set(deploymentId, opening);
-      await timed(deploymentId, "readySeconds", () => opening.open());
-      return opening;
-    };
-    /** One step: connect the deployment at its first, run its groups, close it after its last. "stop": interrupted. */
-    const runStep = async (step: RunStep, last: boolean): Promise<"next" | "stop"> => {
-      let session = sessions.get(step.deployment);
-      if (session?.dead) return "next";
-      try {
-        session ??= await openSession(step.deployment);
-        const running = session;
-        await timed(step.deployment, "cellsSeconds", () => running.run(step.groups));
-      } catch (error) {
-        // The session in the map: one whose open() threw is there too, and must be closed (dead).
-        await sessions.get(step.deployment)?.close();
-        // Ctrl-C while connecting is an interruption, not this deployment's failure.
-        if (signal.aborted) return "stop";
-        failDeployment(step.deployment, error);
-      }
-      if (last) await sessions.get(step.deployment)?.close();
-      return "next";
-    };
-    try {
-      if (!concurrent) {
-        // Every deployment connected and warmed before the first cell, all at once: nothing
-        // measures yet, so the parallel work perturbs nothing, and no connecting or server start
-        // is left between one deployment's last cell and the next one's first. A deployment that
-        // cannot be opened fails its own cells, as it would at its first step.
-        await Promise.all(
-          [...new Set(steps.map((s) => s.deployment))].map(async (id) => {
-            try {
-              await openSession(id);
-            } catch (error) {
-              await sessions.get(id)?.close();
-              if (!signal.aborted) failDeployment(id, error);
-            }
-          }),
-        );
-        for (const [index, step] of steps.entries()) {
-          if (signal.aborted) break;
-          if ((await runStep(step, lastStep.get(step.deployment) === index)) === "stop") break;
+      // Round by round (runOrder): repetition 0 of every variant, then repetition 1, … so that a
+      // drift over the run does not pass for a difference. A deployment's hosts stay connected
+      // from its first step to its last.
+      const steps = runOrder(sub.cells);
+      const lastStep = new Map(steps.map((s, i) => [s.deployment, i]));
+      const sessions = new Map<string, DeploymentSession>();
+      const failDeployment = (deploymentId: string, error: unknown) => {
+        // One deployment that cannot be reached fails its own cells, not the others'.
+        const done = new Set(sampled.map((s) => s.measurement.cell));
+        for (const c of plan.cells.filter((c) => c.deployment === deploymentId && !done.has(c.id))) {
+          const failed = failedCell(c, (error as Error).message);
+          sampled.push(failed);
+          progress.cellFinished(cellLabel(c), "failed", failed.measurement.error);
         }
-      } else {
-        // One chain per deployment, in runOrder's order within it; the chains at the same time.
-        const chains = new Map<string, RunStep[]>();
-        for (const step of steps) chains.set(step.deployment, [...(chains.get(step.deployment) ?? []), step]);
-        // Every chain's in-flight commands listen on the signal at once: not a leak.
-        const listeners = getMaxListeners(signal);
-        if (listeners > 0) setMaxListeners(Math.max(listeners, 10 + 20 * chains.size), signal);
-        const settled = await Promise.allSettled(
-          [...chains.values()].map(async (own) => {
-            for (const [index, step] of own.entries()) {
-              if (signal.aborted) break;
-              if ((await runStep(step, index === own.length - 1)) === "stop") break;
-            }
-          }),
-        );
-        // Every chain has ended (allSettled, not all): nothing still runs when the sessions close below.
-        const thrown = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
-        if (thrown) throw thrown.reason;
+        checkpoint();
+      };
+      const timed = async (deploymentId: string, part: "readySeconds" | "cellsSeconds", work: () => Promise<void>) => {
+        const t = performance.now();
+        try {
+          await work();
+        } finally {
+          const c = deploymentClock.get(deploymentId) ?? { readySeconds: 0, cellsSeconds: 0 };
+          c[part] += (performance.now() - t) / 1000;
+          deploymentClock.set(deploymentId, c);
+        }
+      };
+      /** Connects a deployment (and warms it: versions, assets, servers). Throws as open() does. */
+      const openSession = async (deploymentId: string): Promise<DeploymentSession> => {
+        const opening = new DeploymentSession(deploymentId, environment!.hosts, sessionOptions, sampled, toolVersions);
+        sessions.set(deploymentId, opening);
+        await timed(deploymentId, "readySeconds", () => opening.open());
+        return opening;
+      };
+      /** One step: connect the deployment at its first, run its groups, close it after its last. "stop": interrupted. */
+      const runStep = async (step: RunStep, last: boolean): Promise<"next" | "stop"> => {
+        let session = sessions.get(step.deployment);
+        if (session?.dead) return "next";
+        try {
+          session ??= await openSession(step.deployment);
+          const running = session;
+          await timed(step.deployment, "cellsSeconds", () => running.run(step.groups));
+        } catch (error) {
+          // The session in the map: one whose open() threw is there too, and must be closed (dead).
+          await sessions.get(step.deployment)?.close();
+          // Ctrl-C while connecting is an interruption, not this deployment's failure.
+          if (signal.aborted) return "stop";
+          failDeployment(step.deployment, error);
+        }
+        if (last) await sessions.get(step.deployment)?.close();
+        return "next";
+      };
+      try {
+        if (!concurrent) {
+          // Every deployment connected and warmed before the first cell, all at once: nothing
+          // measures yet, so the parallel work perturbs nothing, and no connecting or server start
+          // is left between one deployment's last cell and the next one's first. A deployment that
+          // cannot be opened fails its own cells, as it would at its first step.
+          await Promise.all(
+            [...new Set(steps.map((s) => s.deployment))].map(async (id) => {
+              try {
+                await openSession(id);
+              } catch (error) {
+                await sessions.get(id)?.close();
+                if (!signal.aborted) failDeployment(id, error);
+              }
+            }),
+          );
+          for (const [index, step] of steps.entries()) {
+            if (signal.aborted) break;
+            if ((await runStep(step, lastStep.get(step.deployment) === index)) === "stop") break;
+          }
+        } else {
+          // One chain per deployment, in runOrder's order within it; the chains at the same time.
+          const chains = new Map<string, RunStep[]>();
+          for (const step of steps) chains.set(step.deployment, [...(chains.get(step.deployment) ?? []), step]);
+          // Every chain's in-flight commands listen on the signal at once: not a leak.
+          const listeners = getMaxListeners(signal);
+          if (listeners > 0) setMaxListeners(Math.max(listeners, 10 + 20 * chains.size), signal);
+          const settled = await Promise.allSettled(
+            [...chains.values()].map(async (own) => {
+              for (const [index, step] of own.entries()) {
+                if (signal.aborted) break;
+                if ((await runStep(step, index === own.length - 1)) === "stop") break;
+              }
+            }),
+          );
+          // Every chain has ended (allSettled, not all): nothing still runs when the sessions close below.
+          const thrown = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+          if (thrown) throw thrown.reason;
+        }
+      } finally {
+        for (const s of sessions.values()) await s.close();
+        const seconds = (performance.now() - cellsStarted) / 1000;
+        clock.cells += seconds;
+        record.cellsSeconds = seconds;
       }
-    } finally {
-      for (const s of sessions.values()) await s.close();
-      clock.cells = (performance.now() - cellsStarted) / 1000;
+      // Down before the next wave comes up (the last one is torn down below, on every path).
+      if (inWaves && w < waves.length - 1) {
+        await tearDownWave();
+        if (teardown.status === "failed") {
+          throw new Error(`wave ${w + 1} of ${waves.length}: its teardown failed, so the later waves were not started (their cells were not run): finish that teardown first (see the teardown errors)`);
+        }
+      }
     }
   } catch (error) {
     // Said once, in the final report (comparisonTable's "run failed:"), not here and not per cell.
@@ -278,21 +359,15 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     // A Ctrl-C during teardown does not make a run whose every cell was measured "interrupted".
     abortedBeforeTeardown = signal.aborted;
     progress.stop();
-    progress.log("tearing down…");
-    try {
-      const downStarted = performance.now();
-      teardown = await target.down();
-      clock.teardown = (performance.now() - downStarted) / 1000;
-    } catch (error) {
-      teardown = { status: "failed", errors: [`teardown threw: ${(error as Error).message}`], removed: [] };
-    }
-    if (teardown.status === "failed") progress.log(`teardown FAILED:\n  ${teardown.errors.join("\n  ")}`);
+    // The wave still up — or, when none came up, whatever up() may have left (down() is safe then).
+    if (waveUp !== null || !waveStarted) await tearDownWave();
   }
 
   // Cells never reached (error or interruption) are recorded as failed: nothing is silently missing.
   const done = new Set(sampled.map((s) => s.measurement.cell));
   const notRun = plan.cells.filter((c) => !done.has(c.id));
   const reason = abortedBeforeTeardown ? "interrupted before this cell ran" : runError ? "not run: the run failed before this cell ran (see the run's error)" : "not run";
+  const waveOf = new Map(waves.flatMap((w, i) => w.deployments.map((d) => [d, i] as const)));
   for (const c of notRun) sampled.push(failedCell(c, reason));
 
   const ok = sampled.filter((s) => s.measurement.status === "ok").length;
@@ -319,7 +394,9 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     status,
     error,
     measurements: plan.cells.map((c) => byCell.get(c.id)!),
-    comparisons: compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells),
+    comparisons: inWaves
+      ? withWaveNotes(compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells), sampled.map((s) => s.measurement), waveOf)
+      : compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells),
     pairComparisons: comparePairs(sampled, plan.cells),
     teardown,
   });

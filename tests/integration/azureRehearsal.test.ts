@@ -111,10 +111,26 @@ describe("rehearsal of every experiment through the real Pulumi engine", () => {
       expect(run.stdout).toMatch(/not emulated on azure: (accelnet|availabilitySet|ppg|region|size|zone)(, (accelnet|availabilitySet|ppg|region|size|zone))* — differences between variants that differ only in these are noise here, not findings/);
       // Hosts answered the probe from IMDS: the region and zone ARM was asked for.
       for (const v of run.results.variants) for (const h of v.hosts) expect(h.actual).toMatchObject({ region: h.region, zone: h.zone });
+      // Placement evidence, read from the emulator's ARM after the deploy: each VM's instance view, each PPG Aligned.
+      for (const v of run.results.variants) {
+        for (const h of v.hosts) {
+          expect(h.placement, `${v.id}/${h.role}`).toMatchObject({ source: "emulator", vm: { read: "ok", powerState: "running" } });
+          if (h.ppg) expect(h.placement!.ppg).toMatchObject({ name: h.ppg, status: "Aligned", colocationStatus: { code: "ColocationStatus/Aligned" } });
+          else expect(h.placement!.ppg).toBeUndefined();
+        }
+      }
+      expect(run.stdout).not.toMatch(/PPG '[^']+' (NotAligned|Unknown)/);
       // Deployments are separate VMs: their cells ran at the same time (one deployment's cells span over another's), not one deployment after another.
       expect(run.results.timing?.concurrentDeployments).toBe(true);
-      const spans = [...new Set(run.results.measurements.map((m) => m.deployment))].map((d) => run.results.measurements.filter((m) => m.deployment === d)).map((ms) => ({ from: Math.min(...ms.map((m) => Date.parse(m.startedAt))), to: Math.max(...ms.map((m) => Date.parse(m.finishedAt))) })).sort((a, b) => a.from - b.from);
-      if (spans.length > 1) expect(spans.some((s, k) => k > 0 && s.from < spans[k - 1]!.to), JSON.stringify(spans)).toBe(true);
+      // A run in waves (the emulator plays a new subscription's quotas: plan/waves.ts) overlaps deployments within a wave only;
+      // each wave has its own emulator, and the operations log kept is the last wave's.
+      const waves = run.results.waves?.runs.map((w) => w.deployments) ?? [[...new Set(run.results.measurements.map((m) => m.deployment))]];
+      const lastWave = new Set(waves.at(-1));
+      for (const wave of waves) {
+        const spans = wave.map((d) => run.results.measurements.filter((m) => m.deployment === d)).map((ms) => ({ from: Math.min(...ms.map((m) => Date.parse(m.startedAt))), to: Math.max(...ms.map((m) => Date.parse(m.finishedAt))) })).sort((a, b) => a.from - b.from);
+        if (spans.length > 1) expect(spans.some((s, k) => k > 0 && s.from < spans[k - 1]!.to), JSON.stringify(spans)).toBe(true);
+      }
+      if (run.results.waves) for (const w of run.results.waves.runs) expect(w.teardown, `wave ${w.wave}`).toBe("ok");
 
       // ARM saw the run start with its group and end with the group's deletion, refused nothing, and kept nothing.
       expect(run.ops[0]).toMatchObject({ method: "PUT", type: "Microsoft.Resources/resourceGroups" });
@@ -123,7 +139,7 @@ describe("rehearsal of every experiment through the real Pulumi engine", () => {
       expect(undeleted(run.ops)).toEqual([]);
       const vms = run.ops.filter((o) => o.method === "PUT" && o.type === "Microsoft.Compute/virtualMachines").length;
       // One VM per host of each deployment (variants that differ only in the path share one).
-      expect(vms).toBe(new Set(run.results.variants.flatMap((v) => v.hosts.map((h) => `${h.deployment}/${h.role}`))).size);
+      expect(vms).toBe(new Set(run.results.variants.flatMap((v) => v.hosts.filter((h) => lastWave.has(h.deployment)).map((h) => `${h.deployment}/${h.role}`))).size);
       expect(leftovers(run)).toEqual([]);
     }, 900_000);
   }
@@ -159,22 +175,64 @@ describe("rehearsal with faults injected: one clear error, results on disk, noth
     }, 600_000);
   }
 
-  it("a quota the run does not fit: refused before anything is created, one message naming family, region, need and availability", async () => {
-    // ppg-vs-zone needs 8 standardDSv5Family vCPUs in eastus; this subscription allows 4.
+  it("a quota one deployment does not fit: refused before anything is created, one message naming family, region, need and availability", async () => {
+    // Each of ppg-vs-zone's deployments needs 4 standardDSv5Family vCPUs in eastus; this subscription allows 2: no number of waves helps.
     const emulatorHomes = () => readdirSync(tmpdir()).filter((f) => f.startsWith("latlab-azemu-"));
     const before = emulatorHomes();
-    const run = await rehearse("ppg-vs-zone", ["--quiet"], { LATLAB_EMULATOR_CAPACITY: JSON.stringify({ limits: { standardDSv5Family: 4 } }) });
+    const run = await rehearse("ppg-vs-zone", ["--quiet"], { LATLAB_EMULATOR_CAPACITY: JSON.stringify({ limits: { standardDSv5Family: 2 } }) });
     expect(run.code).toBe(1);
     expect(run.results.status).toBe("failed");
-    expect(run.results.error).toContain("the subscription cannot hold this run");
-    expect(run.results.error).toMatch(/eastus: .*standardDSv5Family.* needed 8 .*available 4 \(limit 4, in use 0\)/);
-    expect(run.results.error).toContain("a limit of at least 8 is needed");
+    expect(run.results.error).toContain("azure target: not deploying (nothing was created): a deployment does not fit even alone in the subscription's free quota, read live");
+    expect(run.results.error).toMatch(/deployment ppg=false \(variant ppg=false, replica 0\): eastus: standardDSv5Family vCPUs: needs 4 vCPUs, 2 available/);
     expect(run.ops.filter((o) => o.method === "PUT")).toEqual([]);
-    expect(run.results.teardown.status).toBe("ok");
+    // Refused while sizing the waves, before the first up(): nothing was brought up, nothing to tear down.
+    expect(run.results.teardown.status).toBe("not-started");
     // Refused before any key or state was written: nothing to destroy, and the emulator is gone.
     expect(existsSync(join(run.dir, "azure-state.json"))).toBe(false);
     expect(emulatorHomes().filter((h) => !before.includes(h))).toEqual([]);
     expect(spawnSync("ps", ["-eo", "args"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes(run.dir))).toEqual([]);
+  }, 600_000);
+
+  it("a quota the run fits only in part: two waves, each deployed, measured and destroyed before the next, the comparison flagged", async () => {
+    // ppg-vs-zone needs 8 standardDSv5Family vCPUs at once; this subscription allows 4: one deployment a wave.
+    const run = await rehearse("ppg-vs-zone", [], { LATLAB_EMULATOR_CAPACITY: JSON.stringify({ limits: { standardDSv5Family: 4 } }) });
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.results.status).toBe("complete");
+    expect(run.stderr).toContain("waves: 2, one after another");
+    expect(run.results.waves?.reasons.join("\n")).toMatch(/eastus: standardDSv5Family vCPUs: needs 8 vCPUs, 4 available/);
+    expect(run.results.waves?.runs.map((w) => [w.deployments, w.teardown, w.targetRunId.endsWith(`-w${w.wave}`)])).toEqual([
+      [["ppg=false"], "ok", true],
+      [["ppg=true"], "ok", true],
+    ]);
+    // Wave 1 was gone before wave 2 came up.
+    const [w1, w2] = run.results.waves!.runs;
+    expect(Date.parse(w2!.startedAt)).toBeGreaterThanOrEqual(Date.parse(w1!.startedAt) + (w1!.bringUpSeconds + w1!.cellsSeconds + w1!.teardownSeconds) * 1000 - 1000);
+    for (const c of run.results.comparisons) expect(c.inference.waves).toMatchObject({ baselineElsewhere: true });
+    expect(run.stdout).toContain("ppg=true vs ppg=false: FLAGGED — the baseline ran only in wave 1, the candidate only in wave 2");
+    expect(run.results.teardown).toMatchObject({ status: "ok", errors: [] });
+    expect(leftovers(run)).toEqual([]);
+  }, 900_000);
+
+  it("a PPG Azure did not keep aligned: results.json says NotAligned, and the comparisons' rows, verdicts and report say so; the run completes", async () => {
+    const run = await rehearse("ppg-vs-zone", [], { LATLAB_EMULATOR_FAULTS: JSON.stringify([{ kind: "ppg-not-aligned" }]) });
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.results.status).toBe("complete");
+    const inPpg = run.results.variants.flatMap((v) => v.hosts).filter((h) => h.ppg);
+    expect(inPpg.length).toBeGreaterThan(0);
+    for (const h of inPpg) expect(h.placement?.ppg).toMatchObject({ name: "ppg", status: "NotAligned", colocationStatus: { code: "ColocationStatus/NotAligned" } });
+    expect(run.stdout + run.stderr).toMatch(/azure: placement: deployment ppg=true, PPG 'ppg': NotAligned/);
+    // The terminal table: the flagged rows, and the placement evidence per deployment.
+    expect(run.stdout).toContain("candidate ppg=true: PPG 'ppg' NotAligned");
+    expect(run.stdout).toContain("placement (read from ARM after the deploy): PPG asked vs colocation status got:");
+    expect(run.stdout).toContain("rehearsal: the colocation status is the emulator's");
+    const md = readFileSync(join(run.dir, "report.md"), "utf8");
+    expect(md).toMatch(/^- ppg false → true: .*Placement: the candidate's PPG 'ppg' \(deployment ppg=true\) is NotAligned/m);
+    expect(md).toContain("### Placement evidence");
+    const html = readFileSync(join(run.dir, "report.html"), "utf8");
+    expect(html).toContain("placement-caveat");
+    expect(html).toContain("placement-unaligned");
+    expect(run.results.teardown.status).toBe("ok");
+    expect(leftovers(run)).toEqual([]);
   }, 600_000);
 
   it("a delete refused once with 409 Conflict: the destroy is tried again and the run ends clean", async () => {

@@ -31,7 +31,7 @@ const noNamespacesLeft = () => expect(execFileSync("ip", ["netns", "list"], { en
 const tools = (r: Results) => [...new Set(r.measurements.map((m) => m.tool))].sort();
 const okCells = (r: Results) => r.measurements.filter((m) => m.status === "ok").length;
 
-describe("the five seed experiments on the local target", () => {
+describe("the seed experiments on the local target", () => {
   it("zone-region-baseline (seed 000): three clients at once, pair ratios, breaks, windowed means", async () => {
     const { code, stdout, stderr, results } = await run("zone-region-baseline", "3");
     expect(code, stderr).toBe(0);
@@ -73,20 +73,32 @@ describe("the five seed experiments on the local target", () => {
     noNamespacesLeft();
   }, SEED_TIMEOUT_MS);
 
+  it("ppg-peered-vnets (seed 001's lab): a PPG shared across two peered VNets, pinned and unpinned pairs, ping and sockperf", async () => {
+    const { code, stderr, stdout, results } = await run("ppg-peered-vnets", "1");
+    expect(code, stderr).toBe(0);
+    expect(tools(results)).toEqual(["ping", "sockperf"]);
+    // One deployment, four hosts, two VNets: the pinned pair shares the PPG across the peering.
+    expect(results.variants.map((v) => v.hosts.map((h) => `${h.role}:${h.vnet}:${h.zone}:${h.ppg ?? "-"}`))).toEqual([["a1:a:1:pinned", "b1:b:1:pinned", "a2:a:2:-", "b2:b:2:-"]]);
+    expect(results.measurements.filter((m) => m.tool === "ping").map((m) => `${m.from}->${m.to}:${m.pathKind}`)).toEqual(["a1->b1:same-ppg", "a2->b2:same-zone", "a1->b2:cross-zone"]);
+    expect(okCells(results)).toBe(results.measurements.length);
+    expect(stdout).toContain("seed 001 used Standard_D2s_v4, a previous-generation size (Dsv4 series)");
+    noNamespacesLeft();
+  }, SEED_TIMEOUT_MS);
+
   it("public-vs-peered (seed 002): hop count per path, iperf3 -P 4 with and without -w 32M, two sizes", async () => {
     const { code, stderr, results } = await run("public-vs-peered", "2");
     expect(code, stderr).toBe(0);
     expect(tools(results)).toEqual(["iperf3", "traceroute"]);
     expect(results.variants.map((v) => v.id)).toEqual([
-      "size=Standard_DS13_v2,path=private",
-      "size=Standard_DS13_v2,path=public",
-      "size=Standard_DS14_v2,path=private",
-      "size=Standard_DS14_v2,path=public",
+      "size=Standard_D4s_v5,path=private",
+      "size=Standard_D4s_v5,path=public",
+      "size=Standard_D8s_v5,path=private",
+      "size=Standard_D8s_v5,path=public",
     ]);
     const hops = (v: string) => results.measurements.find((m) => m.variant === v && m.tool === "traceroute")!.summary!.mean;
-    expect(hops("size=Standard_DS13_v2,path=public")).toBeGreaterThan(hops("size=Standard_DS13_v2,path=private"));
+    expect(hops("size=Standard_D4s_v5,path=public")).toBeGreaterThan(hops("size=Standard_D4s_v5,path=private"));
     // As in the seed, both paths between the same two hosts (one deployment per size), in two peered VNets.
-    for (const d of ["size=Standard_DS13_v2", "size=Standard_DS14_v2"]) expect(new Set(results.measurements.filter((m) => m.deployment === d).map((m) => m.path))).toEqual(new Set(["private", "public"]));
+    for (const d of ["size=Standard_D4s_v5", "size=Standard_D8s_v5"]) expect(new Set(results.measurements.filter((m) => m.deployment === d).map((m) => m.path))).toEqual(new Set(["private", "public"]));
     expect(new Set(results.measurements.map((m) => m.deployment)).size).toBe(2);
     expect(results.environment.facts.peering).toMatch(/peering/);
     const windowed = results.measurements.filter((m) => m.tool === "iperf3" && m.params.window === "32M");

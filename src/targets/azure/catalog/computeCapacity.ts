@@ -2,9 +2,9 @@ import type { z } from "zod";
 import { ResourceSkuListSchema, UsageListSchema, type ResourceSku, type Usage } from "./quota.ts";
 
 /**
- * Reads, per region, the two ARM lists quota.ts checks a plan against: the Compute usages (vCPU
- * quotas and what is in use) and the Resource SKUs (which sizes the subscription may create, and
- * in which zones). Read-only; the HTTP function and the token are injectable so tests never
+ * Reads, per region, the ARM lists quota.ts checks a plan against: the Compute usages (vCPU
+ * quotas and what is in use), the Resource SKUs (which sizes the subscription may create, and
+ * in which zones) and the Network usages (Standard public IPs: one per VM). Read-only; the HTTP function and the token are injectable so tests never
  * touch the network.
  */
 
@@ -15,6 +15,8 @@ export const ARM_SCOPE = `${ARM_ENDPOINT}/.default`;
 export const USAGES_API_VERSION = "2024-11-01";
 /** `ResourceSkus_List` (Skus/stable/2021-07-01): the version whose `$filter=location eq '…'` Microsoft documents. */
 export const SKUS_API_VERSION = "2021-07-01";
+/** Network RP version of `Usages_List` (network/resource-manager/Microsoft.Network/stable/2024-05-01/usage.json): the version the emulator's network spec excerpt is of. */
+export const NETWORK_USAGES_API_VERSION = "2024-05-01";
 /** A location-filtered list fits one page today; the cap only stops a server that loops. */
 export const MAX_PAGES = 50;
 /** Per request: ARM answers these lists in well under a second. */
@@ -36,15 +38,20 @@ export interface ComputeCapacityOptions {
 export interface ComputeCapacity {
   usages: Record<string, Usage[]>;
   skus: Record<string, ResourceSku[]>;
+  /** Network usages per region (public IPs: quota.ts standardPublicIpUsage); absent: not read, public IPs not checked. */
+  networkUsages?: Record<string, Usage[]>;
 }
 
 export const usagesUrl = (subscriptionId: string, region: string) =>
   `${ARM_ENDPOINT}/subscriptions/${encodeURIComponent(subscriptionId)}/providers/Microsoft.Compute/locations/${encodeURIComponent(region)}/usages?api-version=${USAGES_API_VERSION}`;
 
+export const networkUsagesUrl = (subscriptionId: string, region: string) =>
+  `${ARM_ENDPOINT}/subscriptions/${encodeURIComponent(subscriptionId)}/providers/Microsoft.Network/locations/${encodeURIComponent(region)}/usages?api-version=${NETWORK_USAGES_API_VERSION}`;
+
 export const skusUrl = (subscriptionId: string, region: string) =>
   `${ARM_ENDPOINT}/subscriptions/${encodeURIComponent(subscriptionId)}/providers/Microsoft.Compute/skus?api-version=${SKUS_API_VERSION}&$filter=${encodeURIComponent(`location eq '${region}'`)}`;
 
-async function defaultToken(): Promise<string> {
+export async function defaultToken(): Promise<string> {
   const { DefaultAzureCredential } = await import("@azure/identity");
   const token = await new DefaultAzureCredential().getToken(ARM_SCOPE);
   if (!token) throw new Error("DefaultAzureCredential returned no token");
@@ -52,7 +59,7 @@ async function defaultToken(): Promise<string> {
 }
 
 /** ARM's error body (`ErrorResponse` in common-types/resource-management/v3/types.json). */
-function armError(body: string): string {
+export function armError(body: string): string {
   try {
     const e = (JSON.parse(body) as { error?: { code?: unknown; message?: unknown } }).error;
     if (e && (e.code || e.message)) return [e.code, e.message].filter((x) => typeof x === "string" && x).join(": ");
@@ -64,7 +71,7 @@ function armError(body: string): string {
 
 const HINT: Record<number, string> = {
   401: "ARM refused the token: sign in again (`az login`) or check the AZURE_* credentials DefaultAzureCredential uses",
-  403: "the identity may not read this subscription's compute quotas and SKUs: give it at least the Reader role (Microsoft.Compute/locations/usages/read, Microsoft.Compute/skus/read)",
+  403: "the identity may not read this subscription's quotas and SKUs: give it at least the Reader role (Microsoft.Compute/locations/usages/read, Microsoft.Compute/skus/read, Microsoft.Network/locations/usages/read)",
 };
 
 /** Every item of an ARM list, following nextLink; `what` names the API and region in errors. */
@@ -75,23 +82,32 @@ async function listAll<T extends z.ZodType<{ value: unknown[]; nextLink?: string
     if (page >= MAX_PAGES) throw new Error(`${what}: more than ${MAX_PAGES} pages; stopped following nextLink`);
     // The token goes to ARM only: a nextLink elsewhere is refused, not followed.
     if (!url.startsWith(`${ARM_ENDPOINT}/`)) throw new Error(`${what}: nextLink ${JSON.stringify(url)} is not on ${ARM_ENDPOINT}; not following it with the ARM token`);
-    const response = await http(url, { method: "GET", headers: { authorization: `Bearer ${bearer}`, accept: "application/json" } });
-    const body = await response.text();
-    if (!response.ok) {
-      throw new Error(`${what}: HTTP ${response.status} ${armError(body)}${HINT[response.status] ? ` — ${HINT[response.status]}` : ""} (GET ${url.split("?")[0]})`);
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(body);
-    } catch {
-      throw new Error(`${what}: the response is not JSON: ${body.slice(0, 200)}`);
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) throw new Error(`${what}: unexpected response shape: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
-    items.push(...parsed.data.value);
-    url = parsed.data.nextLink;
+    const data: z.infer<T> = await armGetJson(url, schema, what, http, bearer);
+    items.push(...data.value);
+    url = data.nextLink;
   }
   return items as z.infer<T>["value"];
+}
+
+/**
+ * One ARM GET with the bearer token, its body checked against `schema`. Throws with a message naming
+ * `what`, the HTTP status, ARM's error and a hint for 401/403 (`hints`, default the capacity check's).
+ */
+export async function armGetJson<T extends z.ZodType>(url: string, schema: T, what: string, http: HttpGet, bearer: string, hints: Record<number, string> = HINT): Promise<z.infer<T>> {
+  const response = await http(url, { method: "GET", headers: { authorization: `Bearer ${bearer}`, accept: "application/json" } });
+  const body = await response.text();
+  if (!response.ok) {
+    throw new Error(`${what}: HTTP ${response.status} ${armError(body)}${hints[response.status] ? ` — ${hints[response.status]}` : ""} (GET ${url.split("?")[0]})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new Error(`${what}: the response is not JSON: ${body.slice(0, 200)}`);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new Error(`${what}: unexpected response shape: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  return parsed.data as z.infer<T>;
 }
 
 /**
@@ -109,12 +125,14 @@ export async function readComputeCapacity(regions: readonly string[], options: C
   } catch (e) {
     throw new Error(`capacity check: could not get an Azure token for ${ARM_ENDPOINT} (DefaultAzureCredential): ${(e as Error).message ?? String(e)}`);
   }
-  const result: ComputeCapacity = { usages: {}, skus: {} };
+  const result: ComputeCapacity = { usages: {}, skus: {}, networkUsages: {} };
   for (const region of [...new Set(regions)]) {
     result.usages[region] = await listAll(usagesUrl(subscriptionId, region), UsageListSchema, `Compute usages API for ${region}`, http, bearer);
     const skus = await listAll(skusUrl(subscriptionId, region), ResourceSkuListSchema, `Resource SKUs API for ${region}`, http, bearer);
     // The list holds disks, availability sets…: keep what quota.ts reads.
     result.skus[region] = skus.filter((s) => s.resourceType?.toLowerCase() === "virtualmachines");
+    // Same shape as the Compute list (`UsagesListResult`: value[].name.value, currentValue, limit; `id` dropped).
+    result.networkUsages![region] = await listAll(networkUsagesUrl(subscriptionId, region), UsageListSchema, `Network usages API for ${region}`, http, bearer);
   }
   return result;
 }

@@ -2,7 +2,9 @@ import { z } from "zod";
 import type { DefinitionIssue } from "../../../dsl/errors.ts";
 import type { Zone } from "../../../dsl/placement.ts";
 import type { Plan } from "../../../plan/types.ts";
-import { sizeCapability } from "./capabilities.ts";
+import { sizeFacts } from "./sizes/sizeFacts.ts";
+import type { DeploymentDemand, RegionLimits, WaveLimits } from "../../../plan/waves.ts";
+import { NEW_SUBSCRIPTION_PROFILE, type SubscriptionProfile } from "./subscriptionProfile.ts";
 
 /**
  * Will Azure let this plan's VMs exist? Two questions Azure answers only per subscription and
@@ -36,43 +38,10 @@ export const UsageListSchema = z.object({
 });
 export type UsageList = z.infer<typeof UsageListSchema>;
 
-/** `ResourceSkuRestrictions` (Skus/stable/2021-07-01/skus.json). */
-export const SkuRestrictionSchema = z.object({
-  /** "Location" or "Zone". */
-  type: z.string().optional(),
-  values: z.array(z.string()).optional(),
-  restrictionInfo: z.object({ locations: z.array(z.string()).optional(), zones: z.array(z.string()).optional() }).optional(),
-  /** "NotAvailableForSubscription" or "QuotaId" (the subscription's offer type excludes the size). */
-  reasonCode: z.string().optional(),
-});
-export type SkuRestriction = z.infer<typeof SkuRestrictionSchema>;
-
-/** `ResourceSku`: the fields the check reads. */
-export const ResourceSkuSchema = z.object({
-  resourceType: z.string().optional(),
-  name: z.string().optional(),
-  family: z.string().optional(),
-  locations: z.array(z.string()).optional(),
-  locationInfo: z
-    .array(
-      z.object({
-        location: z.string().optional(),
-        zones: z.array(z.string()).optional(),
-        /** "EdgeZone" for an extended location; absent for the region itself. */
-        type: z.string().optional(),
-      }),
-    )
-    .optional(),
-  capabilities: z.array(z.object({ name: z.string().optional(), value: z.string().optional() })).optional(),
-  restrictions: z.array(SkuRestrictionSchema).optional(),
-});
-export type ResourceSku = z.infer<typeof ResourceSkuSchema>;
-
-export const ResourceSkuListSchema = z.object({
-  value: z.array(ResourceSkuSchema),
-  nextLink: z.string().nullish(),
-});
-export type ResourceSkuList = z.infer<typeof ResourceSkuListSchema>;
+// The SKU shapes live beside the size catalog (which reads them from its snapshot too).
+export { SkuRestrictionSchema, ResourceSkuSchema, ResourceSkuListSchema } from "./sizes/resourceSku.ts";
+export type { SkuRestriction, ResourceSku, ResourceSkuList } from "./sizes/resourceSku.ts";
+import type { ResourceSku, SkuRestriction } from "./sizes/resourceSku.ts";
 
 /** The usage entry of the region's total: `{ value: "cores", localizedValue: "Total Regional vCPUs" }`. */
 export const TOTAL_REGIONAL_VCPUS = "cores";
@@ -82,16 +51,20 @@ export const TOTAL_REGIONAL_VCPUS = "cores";
 
 export interface SizeNeed {
   size: string;
-  vcpusEach: number;
+  /** null: latlab's offline catalog does not know (sizes/sizeFacts.ts); Azure's SKU list is asked before deploying. */
+  vcpusEach: number | null;
   count: number;
   /** The zones hosts of this size are pinned to (a Zone restriction matters only there). */
   zones: Zone[];
 }
 
 export interface FamilyNeed {
-  /** The quota family from capabilities.ts (the usages API's `name.value`). */
+  /** The quota family (the usages API's `name.value`), or "UNKNOWN(<size>)" where the catalog has none. */
   family: string;
+  /** vCPUs of the sizes whose count is known. */
   vcpus: number;
+  /** Sizes whose vCPU count is not known offline. */
+  unknownSizes?: string[];
   sizes: SizeNeed[];
 }
 
@@ -105,11 +78,12 @@ export interface RegionNeed {
 const byKey = <T>(key: (t: T) => string) => (a: T, b: T) => key(a).localeCompare(key(b));
 
 /**
- * vCPUs per region and quota family. Every deployment of the plan is one Pulumi stack brought up
- * at once (program.ts), so the quota must hold all of them together, not one variant at a time.
- * A size missing from capabilities.ts throws: validateForAzure refuses such a plan first.
+ * vCPUs per region and quota family of the given deployments (every deployment of the plan when
+ * none are given): all of them are brought up at once, so the quota must hold them together.
+ * Sizes come from the catalog (sizes/sizeFacts.ts), or from the subscription's live SKU list
+ * when `live` is given; a size whose vCPUs are unknown is listed as such, never guessed.
  */
-export function vcpuNeeds(plan: Plan): RegionNeed[] {
+export function vcpuNeeds(plan: Pick<Plan, "deployments">, live?: readonly ResourceSku[]): RegionNeed[] {
   const sizes = new Map<string, Map<string, { count: number; zones: Set<Zone> }>>();
   for (const d of plan.deployments) {
     for (const h of d.hosts) {
@@ -125,12 +99,13 @@ export function vcpuNeeds(plan: Plan): RegionNeed[] {
   for (const [region, inRegion] of sizes) {
     const families = new Map<string, FamilyNeed>();
     for (const [size, { count, zones }] of inRegion) {
-      const cap = sizeCapability(size);
-      if (!cap) throw new Error(`vcpuNeeds: VM size "${size}" is not in latlab's capability table (src/targets/azure/capabilities.ts); validateForAzure refuses it`);
-      const family = families.get(cap.quotaFamily) ?? { family: cap.quotaFamily, vcpus: 0, sizes: [] };
-      families.set(cap.quotaFamily, family);
-      family.vcpus += count * cap.vcpus;
-      family.sizes.push({ size, vcpusEach: cap.vcpus, count, zones: [...zones].sort() });
+      const facts = sizeFacts(size, live);
+      const familyName = facts.family ?? `UNKNOWN(${size})`;
+      const family = families.get(familyName.toLowerCase()) ?? { family: familyName, vcpus: 0, sizes: [] };
+      families.set(familyName.toLowerCase(), family);
+      if (facts.vcpus === null) family.unknownSizes = [...(family.unknownSizes ?? []), size];
+      else family.vcpus += count * facts.vcpus;
+      family.sizes.push({ size, vcpusEach: facts.vcpus, count, zones: [...zones].sort() });
     }
     const list = [...families.values()].sort(byKey((f) => f.family));
     for (const f of list) f.sizes.sort(byKey((s) => s.size));
@@ -139,7 +114,7 @@ export function vcpuNeeds(plan: Plan): RegionNeed[] {
   return regions.sort(byKey((r) => r.region));
 }
 
-const sizeList = (sizes: readonly SizeNeed[]) => sizes.map((s) => `${s.count}× ${s.size} = ${s.count * s.vcpusEach}`).join(", ");
+const sizeList = (sizes: readonly SizeNeed[]) => sizes.map((s) => `${s.count}× ${s.size} = ${s.vcpusEach === null ? "UNKNOWN" : s.count * s.vcpusEach}`).join(", ");
 
 /** One line per region, e.g. "vCPUs: northeurope standardDSv2Family 96 (4× Standard_DS13_v2 = 32, 4× Standard_DS14_v2 = 64), total regional 96". */
 export function formatVcpuNeeds(needs: readonly RegionNeed[]): string {
@@ -185,6 +160,7 @@ const QUOTA_DOCS = {
   family: "https://learn.microsoft.com/azure/quotas/per-vm-quota-requests",
   regional: "https://learn.microsoft.com/azure/quotas/regional-quota-requests",
   skuAccess: "https://learn.microsoft.com/troubleshoot/azure/general/region-access-request-process",
+  network: "https://learn.microsoft.com/azure/quotas/networking-quota-requests",
 };
 
 const same = (a: string | undefined, b: string) => a !== undefined && a.toLowerCase() === b.toLowerCase();
@@ -290,12 +266,128 @@ export function checkCapacity(needs: readonly RegionNeed[], usages: Readonly<Rec
       }
     }
     for (const [family, sizes] of [...byFamily].sort(([a], [b]) => a.localeCompare(b))) {
-      const needed = sizes.reduce((sum, s) => sum + s.count * s.vcpusEach, 0);
+      const needed = sizes.reduce((sum, s) => sum + s.count * (s.vcpusEach ?? 0), 0);
       const issue = quotaIssue(r.region, family, needed, sizeList(sizes), regionUsages, false);
       if (issue) issues.push(issue);
     }
     const total = quotaIssue(r.region, TOTAL_REGIONAL_VCPUS, r.totalVcpus, `all ${r.families.reduce((n, f) => n + f.sizes.reduce((m, s) => m + s.count, 0), 0)} VMs in ${r.region}`, regionUsages, true);
     if (total) issues.push(total);
+  }
+  return issues;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Waves: what each deployment needs, and what a subscription has free (plan/waves.ts splits a
+// plan whose deployments do not fit at once).
+
+/**
+ * The Network usages entry of Standard SKU public IPs (`GET …/providers/Microsoft.Network/
+ * locations/{location}/usages`, `Usages_List`). Its `name.value` as the Microsoft.Quota API lists
+ * it for Microsoft.Network — `{ "value": "StandardSkuPublicIpAddresses", "localizedValue": "Public
+ * IP Addresses - Standard" }` (Azure/azure-rest-api-specs specification/quota/resource-manager/
+ * Microsoft.Quota/stable/2023-02-01/examples/getNetworkQuotaLimits.json @ db9788d); the network
+ * spec's own UsageList.json example predates Standard IPs and lists only "PublicIPAddresses".
+ * Matched without case; newer listings spell it "IPv4StandardSkuPublicIpAddresses".
+ */
+export const STANDARD_PUBLIC_IPS = "StandardSkuPublicIpAddresses";
+const STANDARD_PUBLIC_IP_NAMES = [STANDARD_PUBLIC_IPS, "IPv4StandardSkuPublicIpAddresses"].map((n) => n.toLowerCase());
+const STANDARD_PUBLIC_IP_LABEL = "public ip addresses - standard";
+
+/** The Standard public IP entry of a region's Network usages, if it lists one. */
+export function standardPublicIpUsage(usages: readonly Usage[]): Usage | undefined {
+  return (
+    usages.find((u) => STANDARD_PUBLIC_IP_NAMES.includes((u.name.value ?? "").toLowerCase())) ??
+    usages.find((u) => (u.name.localizedValue ?? "").trim().toLowerCase() === STANDARD_PUBLIC_IP_LABEL)
+  );
+}
+
+/** Public IPs per region of the given deployments: one Standard static IPv4 address per host (program.ts). */
+export function publicIpNeeds(plan: Pick<Plan, "deployments">): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const d of plan.deployments) for (const h of d.hosts) out.set(h.region, (out.get(h.region) ?? 0) + 1);
+  return out;
+}
+
+/** What each deployment needs while it is up: vCPUs per region and family (sizeFacts, or `live` SKUs), public IPs. */
+export function deploymentDemands(plan: Pick<Plan, "deployments">, live?: readonly ResourceSku[]): DeploymentDemand[] {
+  return plan.deployments.map((d) => {
+    const ips = publicIpNeeds({ deployments: [d] });
+    return {
+      deployment: d.id,
+      variants: d.variants,
+      replica: d.replica,
+      regions: vcpuNeeds({ deployments: [d] }, live).map((r) => ({
+        region: r.region,
+        vcpus: r.totalVcpus,
+        families: r.families.map((f) => ({ family: f.family, vcpus: f.vcpus, unknownSizes: f.unknownSizes ?? [] })),
+        publicIps: ips.get(r.region) ?? 0,
+      })),
+    };
+  });
+}
+
+/** The limits of a subscription profile (the same in every region): what `latlab plan` sizes waves against. */
+export function profileLimits(profile: SubscriptionProfile = NEW_SUBSCRIPTION_PROFILE, maxVcpus?: number): WaveLimits {
+  return {
+    source: profile.name,
+    regions: {},
+    otherRegions: { regionalVcpus: profile.regionalVcpus, familyVcpus: {}, otherFamilies: profile.familyVcpus, publicIps: profile.publicIps },
+    ...(maxVcpus !== undefined ? { maxVcpus } : {}),
+  };
+}
+
+/** Only `--max-vcpus` (a target without quotas: the local one). */
+export const maxVcpusLimits = (maxVcpus: number): WaveLimits => ({ source: `--max-vcpus ${maxVcpus}`, regions: {}, maxVcpus });
+
+const free = (u: Usage | undefined) => (u ? Math.max(0, u.limit - u.currentValue) : null);
+
+/**
+ * What the subscription has free in each region, from its Compute usages (every family it lists,
+ * and "cores") and Network usages (Standard public IPs): limit − in use. A family or entry the
+ * region does not list is not limited here (null); the check before each wave deploys
+ * (checkCapacity) refuses a family Azure lists no quota for.
+ */
+export function liveLimits(regions: readonly string[], usages: Readonly<Record<string, readonly Usage[]>>, networkUsages: Readonly<Record<string, readonly Usage[]>> | undefined, maxVcpus?: number): WaveLimits {
+  const out: Record<string, RegionLimits> = {};
+  for (const region of regions) {
+    const compute = usages[region] ?? [];
+    const familyVcpus: Record<string, number> = {};
+    for (const u of compute) {
+      const name = u.name.value;
+      if (name && /family$/i.test(name)) familyVcpus[name] = free(u)!;
+    }
+    out[region] = {
+      regionalVcpus: free(compute.find((u) => (u.name.value ?? "").toLowerCase() === TOTAL_REGIONAL_VCPUS)),
+      familyVcpus,
+      otherFamilies: null,
+      publicIps: networkUsages?.[region] ? free(standardPublicIpUsage(networkUsages[region]!)) : null,
+    };
+  }
+  return { source: "the subscription's free quota, read live (limit − in use)", regions: out, ...(maxVcpus !== undefined ? { maxVcpus } : {}) };
+}
+
+/** Refusals for public IPs the regions' Network usages cannot hold (a region not read, or listing no Standard entry, is not checked). */
+export function publicIpIssues(plan: Pick<Plan, "deployments">, networkUsages: Readonly<Record<string, readonly Usage[]>>): QuotaShortfall[] {
+  const issues: QuotaShortfall[] = [];
+  for (const [region, needed] of publicIpNeeds(plan)) {
+    const listed = networkUsages[region];
+    const usage = listed ? standardPublicIpUsage(listed) : undefined;
+    if (!usage) continue;
+    const available = Math.max(0, usage.limit - usage.currentValue);
+    if (needed <= available) continue;
+    issues.push({
+      kind: "quota",
+      region,
+      quota: usage.name.value ?? STANDARD_PUBLIC_IPS,
+      needed,
+      available,
+      limit: usage.limit,
+      current: usage.currentValue,
+      path: `quota(${region}).${usage.name.value ?? STANDARD_PUBLIC_IPS}`,
+      message:
+        `${region}: Standard public IPv4 addresses ("${usage.name.localizedValue ?? usage.name.value}") needed ${needed} (one per VM), available ${available} (limit ${usage.limit}, in use ${usage.currentValue}); ` +
+        `request a higher limit in the Azure portal (Quotas → Networking; ${QUOTA_DOCS.network}); current usage: \`az network list-usages --location ${region} -o table\``,
+    });
   }
   return issues;
 }

@@ -8,6 +8,7 @@ import { LiveRunError } from "../lifecycle/destroyRun.ts";
 import { parseFaults } from "./arm/faults.ts";
 import { parseCapacity } from "./arm/subscriptionCapacity.ts";
 import { readComputeCapacity, type HttpGet } from "../catalog/computeCapacity.ts";
+import { readPlacementEvidence } from "../lifecycle/placementEvidence.ts";
 import { request } from "node:http";
 import type { Cloud } from "./arm/cloud.ts";
 import { RESOURCE_GROUP_TYPE } from "./arm/resourceId.ts";
@@ -120,6 +121,8 @@ function rehearsalOf(emulator: RunningEmulator, runDir: string, readyTimeoutSeco
     },
     // The same reader as for Azure, its requests answered by the emulator's socket: no network.
     readCapacity: (regions) => readComputeCapacity(regions, { subscriptionId: emulator.subscription, token: async () => "rehearsal", http: overSocket(emulator.socketPath) }),
+    // Azure's reader too, its requests answered by the emulator: the colocation status is the emulator's (arm/typeRules.ts).
+    readPlacement: (plan, outputs) => readPlacementEvidence(plan, outputs, { token: async () => "rehearsal", http: overSocket(emulator.socketPath), source: "emulator" }),
     facts: {
       emulatorSubscription: emulator.subscription,
       emulatorRunnerAddress: emulator.runnerAddress,

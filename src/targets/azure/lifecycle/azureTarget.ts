@@ -6,10 +6,12 @@ import type { Environment, HostEndpoint, Target, TargetContext } from "../../tar
 import { createPassphrase, destroyCommand, removeSpentRunFiles, statePath, workspaceDir, writeRunState, type AzureRunState } from "./destroyRun.ts";
 import { generateRunKeys, removeRunKeys, type RunKeys } from "../access/keys.ts";
 import type { ComputeCapacity } from "../catalog/computeCapacity.ts";
-import { checkCapacity, formatVcpuNeeds, vcpuNeeds } from "../catalog/quota.ts";
+import { checkCapacity, formatVcpuNeeds, liveLimits, publicIpIssues, publicIpNeeds, vcpuNeeds } from "../catalog/quota.ts";
+import type { WaveLimits } from "../../../plan/waves.ts";
 import { azureReadyAndProbe } from "../access/probe.ts";
 import { PULUMI_CLI_VERSION } from "./pulumiVersion.ts";
 import { azureRunGroups, type RunGroups } from "./runGroups.ts";
+import { attachPlacement, type PlacementReader } from "./placementEvidence.ts";
 import { makeStateDir, runStateDir, writePointer } from "./runState.ts";
 import { displayUrl, makeRedactor } from "./redact.ts";
 import { absoluteBackendUrl, PROJECT_NAME, stackNameFor, summarizeCommandError, type PulumiProgram, type StackDriver, type StackFactory } from "./stack.ts";
@@ -42,6 +44,8 @@ export interface Rehearsal {
   groups: RunGroups;
   /** The emulated subscription's compute usages and SKUs, as Azure's APIs list them (the quota check reads them). */
   readCapacity(regions: readonly string[]): Promise<ComputeCapacity>;
+  /** The placement evidence of the deployed run (PPG colocation status, VM instance views) as the emulator's ARM gives it. */
+  readPlacement?: PlacementReader;
   /** Stops the emulator. Anything still in its ARM state (what a destroy missed) is an error, and is removed. */
   stop(): Promise<{ errors: string[]; removed: string[] }>;
 }
@@ -59,6 +63,12 @@ export interface AzureTargetOptions {
    * emulator's instead. Absent (and no rehearsal): not checked.
    */
   readCapacity?: (regions: readonly string[]) => Promise<ComputeCapacity>;
+  /**
+   * Reads, once the stack is up, each host's placement evidence from ARM (its PPG's colocation
+   * status, its VM's instance view: placementEvidence.ts), kept per host in results.json. A
+   * rehearsal reads its emulator's instead. Absent (and no rehearsal): not read.
+   */
+  readPlacement?: PlacementReader;
   /** The cost line the preflight computed (prices.ts costSummary), shown in the confirmation. */
   costSummary?: string;
   /** Rehearse against the emulator instead of Azure (no account, no cost). */
@@ -170,9 +180,11 @@ export function endpointsFromOutputs(plan: Plan, outputs: AzureOutputs, keys: Pi
 
 
 /**
- * Refuses, before anything is created, a run the subscription's vCPU quotas or VM size
+ * Refuses, before anything is created, a run (or a wave of one: the plan given is what is about
+ * to be deployed) the subscription's vCPU quotas, Standard public IP quota or VM size
  * restrictions cannot hold: otherwise the first thing a user sees is a half-deployed stack failing
- * with QuotaExceeded. One message names every family, region, need and availability.
+ * with QuotaExceeded. One message names every family, region, need and availability. Public IPs
+ * are checked where the capacity read includes the Network usages.
  */
 export async function checkSubscriptionCapacity(plan: Plan, readCapacity: (regions: readonly string[]) => Promise<ComputeCapacity>, log: (m: string) => void): Promise<void> {
   const needs = vcpuNeeds(plan);
@@ -184,11 +196,12 @@ export async function checkSubscriptionCapacity(plan: Plan, readCapacity: (regio
   } catch (e) {
     throw new AzureTargetError(`azure target: could not read the subscription's quotas and VM sizes (nothing was created): ${(e as Error).message}`, { cause: e });
   }
-  const issues = checkCapacity(needs, capacity.usages, capacity.skus);
+  const issues = [...checkCapacity(needs, capacity.usages, capacity.skus), ...(capacity.networkUsages ? publicIpIssues(plan, capacity.networkUsages) : [])];
   if (issues.length > 0) {
     throw new AzureTargetError(`azure target: not deploying (nothing was created): the subscription cannot hold this run:\n  ${issues.map((i) => i.message).join("\n  ")}`);
   }
-  log(`azure: quotas and sizes ok — ${formatVcpuNeeds(needs)}`);
+  const ips = [...publicIpNeeds(plan)].map(([region, n]) => `${region} ${n}`).join(", ");
+  log(`azure: quotas and sizes ok — ${formatVcpuNeeds(needs)}${capacity.networkUsages ? `; Standard public IPs: ${ips}` : "; public IPs not checked (Network usages not read)"}`);
 }
 
 export function deploySummary(plan: Plan, runId: string, expiresAt: Date, cost?: string): string {
@@ -409,6 +422,10 @@ export class AzureTarget implements Target {
     s.state = { ...s.state, resourceGroup: outputs.resourceGroup, status: "up", updatedAt: now().toISOString() };
     await writeRunState(s.stateDir, s.state);
     const hosts = endpointsFromOutputs(plan, outputs, keys, adminUsername);
+    // What ARM says of the placement (a PPG Azure did not align is said in the report, never a failure).
+    const readPlacement = s.rehearsal ? s.rehearsal.readPlacement : o.readPlacement;
+    if (readPlacement) await attachPlacement(plan, outputs, hosts, readPlacement, log);
+    if (signal.aborted) throw interrupted();
     // The emulator's VMs have no Accelerated Networking VF and no size's bandwidth: say so next to what the probe finds.
     if (s.rehearsal) {
       for (const h of hosts) {
@@ -438,6 +455,35 @@ export class AzureTarget implements Target {
         adminUsername,
       },
     };
+  }
+
+  /**
+   * The subscription's free quota in the plan's regions (Compute and Network usages: limit − in
+   * use), which the run's waves are sized against (plan/waves.ts), read where the deploy goes:
+   * Azure, or a rehearsal's emulator — started for the read and stopped again (each wave's up()
+   * starts its own). Undefined when there is nothing to read. Creates nothing; each wave's up()
+   * still checks its own deployments against the figures of that moment.
+   */
+  async waveLimits(plan: Plan, ctx: TargetContext): Promise<WaveLimits | undefined> {
+    const regions = [...new Set(plan.deployments.flatMap((d) => d.hosts.map((h) => h.region)))];
+    const o = this.options;
+    if (!o.rehearsal && !o.readCapacity) return undefined;
+    ctx.log(`azure: reading the subscription's free quota in ${regions.join(", ")} (vCPUs, Standard public IPs) to size the run's waves…`);
+    try {
+      if (o.rehearsal) {
+        const rehearsal = await o.rehearsal(resolve(ctx.runDir), ctx.log);
+        try {
+          const capacity = await rehearsal.readCapacity(regions);
+          return liveLimits(regions, capacity.usages, capacity.networkUsages);
+        } finally {
+          await rehearsal.stop().catch(() => undefined);
+        }
+      }
+      const capacity = await o.readCapacity!(regions);
+      return liveLimits(regions, capacity.usages, capacity.networkUsages);
+    } catch (e) {
+      throw new AzureTargetError(`azure target: could not read the subscription's quotas (nothing was created): ${(e as Error).message}`, { cause: e });
+    }
   }
 
   async down(): Promise<TeardownReport> {

@@ -4,7 +4,9 @@ import { planRegions } from "./network.ts";
 import { throwawayRsaPublicKey } from "../access/hostKeys.ts";
 import { generateHostKey } from "../access/keys.ts";
 import { deployCostGate, estimateCost, fetchLivePrices, loadPriceSnapshot, mergeSnapshots, type CostEstimate, type FetchLike, type PriceSnapshot } from "../catalog/prices.ts";
-import { vcpuNeeds, type RegionNeed } from "../catalog/quota.ts";
+import { deploymentDemands, profileLimits, vcpuNeeds, type RegionNeed } from "../catalog/quota.ts";
+import { NEW_SUBSCRIPTION_PROFILE, type SubscriptionProfile } from "../catalog/subscriptionProfile.ts";
+import { planWaves, WaveRefusal, wavePlan, type WavePlan } from "../../../plan/waves.ts";
 import { AzureOutputsSchema, hostName, type AzureOutputs, type AzureSettings } from "./types.ts";
 import { azureWarnings, expectedRun, recommendedExpiresAt, worstCaseRun, type WorstCase } from "../catalog/validateAzure.ts";
 
@@ -154,6 +156,7 @@ function summarize(type: string, i: Record<string, unknown>): Record<string, unk
         networkInterfaces: ((i.networkProfile as { networkInterfaces?: { id?: string }[] } | undefined)?.networkInterfaces ?? []).map((n) => lastSegment(n.id)),
         networkInterfaceDeleteOptions: ((i.networkProfile as { networkInterfaces?: { deleteOption?: string }[] } | undefined)?.networkInterfaces ?? []).map((n) => n.deleteOption ?? null),
         image: `${image.publisher}:${image.offer}:${image.sku}:${image.version}`,
+        diskControllerType: ((i.storageProfile as Record<string, unknown> | undefined)?.diskControllerType as string | undefined) ?? null,
         computerName: os.computerName,
         adminUsername: os.adminUsername,
         passwordAuthentication: !((os.linuxConfiguration as { disablePasswordAuthentication?: boolean } | undefined)?.disablePasswordAuthentication ?? false),
@@ -254,6 +257,69 @@ export interface AzurePlanOptions {
   snapshot?: PriceSnapshot;
   /** --max-cost USD */
   maxCostUsd?: number;
+  /** --max-vcpus N: the waves hold at most this many vCPUs each (all regions together). */
+  maxVcpus?: number;
+  /** The subscription the waves are sized against (default: a new pay-as-you-go one's documented quotas). */
+  profile?: SubscriptionProfile;
+}
+
+/** One wave as `latlab plan` shows it: its deployments' cost and wall time (bring-up, cells, teardown). */
+export interface AzureWaveCost {
+  /** 1-based. */
+  wave: number;
+  cost: CostEstimate;
+  expectedSeconds: number;
+  worstCaseSeconds: number;
+}
+
+/**
+ * The waves a run of the plan needs on a subscription with the profile's quotas (offline: a real
+ * run sizes them against the subscription's own free quota, read before deploying).
+ */
+export interface AzureWavesReport {
+  profile: SubscriptionProfile;
+  /** Null when a deployment cannot fit even alone: `refusal` says which and why. */
+  plan: WavePlan | null;
+  refusal: string | null;
+  costs: AzureWaveCost[];
+  /** The waves one after another: their expected and worst-case seconds summed, and their costs (null: UNKNOWN). */
+  total: { expectedSeconds: number; worstCaseSeconds: number; expectedUsd: number | null; worstCaseUsd: number | null };
+}
+
+/** Each wave's cost (list prices of `snapshot`, for its worst case) and its expected and worst-case wall time. */
+export function waveCosts(plan: Plan, waves: Pick<WavePlan, "waves">, snapshot: PriceSnapshot): AzureWaveCost[] {
+  return waves.waves.map((w) => {
+    const sub = wavePlan(plan, w.deployments);
+    const worst = worstCaseRun(sub).seconds;
+    return { wave: w.index + 1, cost: estimateCost(sub, snapshot, worst / 3600), expectedSeconds: expectedRun(sub).seconds, worstCaseSeconds: worst };
+  });
+}
+
+/** The waves of `plan` under `profile` (and --max-vcpus), with each wave's cost from `snapshot`. */
+export function azureWaves(plan: Plan, snapshot: PriceSnapshot, options: { profile?: SubscriptionProfile; maxVcpus?: number } = {}): AzureWavesReport {
+  const profile = options.profile ?? NEW_SUBSCRIPTION_PROFILE;
+  let waves: WavePlan;
+  try {
+    waves = planWaves(plan, deploymentDemands(plan), profileLimits(profile, options.maxVcpus));
+  } catch (e) {
+    if (!(e instanceof WaveRefusal)) throw e;
+    return { profile, plan: null, refusal: e.message, costs: [], total: { expectedSeconds: 0, worstCaseSeconds: 0, expectedUsd: null, worstCaseUsd: null } };
+  }
+  const costs = waveCosts(plan, waves, snapshot);
+  const known = costs.every((c) => c.cost.known);
+  const sum = (f: (c: AzureWaveCost) => number) => costs.reduce((n, c) => n + f(c), 0);
+  return {
+    profile,
+    plan: waves,
+    refusal: null,
+    costs,
+    total: {
+      expectedSeconds: sum((c) => c.expectedSeconds),
+      worstCaseSeconds: sum((c) => c.worstCaseSeconds),
+      expectedUsd: known ? Math.round(sum((c) => (c.cost.hourlyUsd ?? 0) * c.expectedSeconds / 3600) * 100) / 100 : null,
+      worstCaseUsd: known ? Math.round(sum((c) => c.cost.totalUsd ?? 0) * 100) / 100 : null,
+    },
+  };
 }
 
 export interface AzurePlanReport {
@@ -274,6 +340,8 @@ export interface AzurePlanReport {
   livePrices: { used: boolean; notFound: string[] };
   /** Why a deploy would be refused for its cost (over --max-cost, or UNKNOWN without --max-cost); empty when it would go. */
   refusals: DefinitionIssue[];
+  /** The waves a new subscription (the profile) needs for this plan, with their cost and wall time. */
+  waves: AzureWavesReport;
   /** What the cost check would say without refusing (an UNKNOWN cost under the user's own --max-cost). */
   costNotes: string[];
 }
@@ -305,6 +373,7 @@ export async function azurePlanReport(plan: Plan, options: AzurePlanOptions = {}
     livePrices,
     expected: expectedRun(plan),
     vcpus: vcpuNeeds(plan),
+    waves: azureWaves(plan, snapshot, { ...(options.profile ? { profile: options.profile } : {}), ...(options.maxVcpus !== undefined ? { maxVcpus: options.maxVcpus } : {}) }),
     ...costGate(cost, livePrices.used, options.maxCostUsd),
   };
 }

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { VM_SIZES } from "../../../../../src/targets/azure/catalog/capabilities.ts";
-import { readComputeCapacity, skusUrl, usagesUrl, type HttpGet } from "../../../../../src/targets/azure/catalog/computeCapacity.ts";
+import { networkUsagesUrl, readComputeCapacity, skusUrl, usagesUrl, type HttpGet } from "../../../../../src/targets/azure/catalog/computeCapacity.ts";
 import {
   ResourceSkuListSchema,
   UsageListSchema,
@@ -70,10 +70,10 @@ describe("vcpuNeeds / formatVcpuNeeds", () => {
     expect(formatVcpuNeeds(needs)).toBe("vCPUs: northeurope standardDSv2Family 48 (2× Standard_DS13_v2 = 16, 2× Standard_DS14_v2 = 32), total regional 48");
   });
 
-  it("the shipped public-vs-peered experiment needs 48 vCPUs (4 VMs; issue 9's 96 counted 8, the path measured between different VMs)", async () => {
+  it("the shipped public-vs-peered experiment needs 24 vCPUs (4 VMs of two current sizes; issue 9's 96 counted 8, the path measured between different VMs)", async () => {
     const shipped = (await shippedExperimentPlans()).find((p) => p.name === "public-vs-peered");
     expect(shipped?.error).toBeUndefined();
-    expect(formatVcpuNeeds(vcpuNeeds(shipped!.plan!))).toMatch(/^vCPUs: northeurope standardDSv2Family 48 \(.*\), total regional 48$/);
+    expect(formatVcpuNeeds(vcpuNeeds(shipped!.plan!))).toBe("vCPUs: northeurope standardDSv5Family 24 (2× Standard_D4s_v5 = 8, 2× Standard_D8s_v5 = 16), total regional 24");
   });
 
   it("splits regions and families, counts replicas, and keeps the zones hosts are pinned to", () => {
@@ -216,16 +216,19 @@ const ok = (body: unknown): Reply => ({ status: 200, body });
 const options = (http: HttpGet) => ({ subscriptionId: SUB, http, token: async () => TOKEN });
 
 describe("readComputeCapacity", () => {
-  it("reads each region's usages and SKUs from ARM with the bearer token and keeps only virtualMachines SKUs", async () => {
+  it("reads each region's usages, SKUs and Network usages from ARM with the bearer token and keeps only virtualMachines SKUs", async () => {
     const { http, calls } = fakeHttp({
       [usagesUrl(SUB, "northeurope")]: ok(fixture("usages-docs.json")),
       [skusUrl(SUB, "northeurope")]: ok(fixture("skus-northeurope.json")),
+      [networkUsagesUrl(SUB, "northeurope")]: ok(fixture("network-usages-standard-ips.json")),
     });
     const capacity = await readComputeCapacity(["northeurope", "northeurope"], options(http));
     expect(calls.map((c) => c.url)).toEqual([
       `https://management.azure.com/subscriptions/${SUB}/providers/Microsoft.Compute/locations/northeurope/usages?api-version=2024-11-01`,
       `https://management.azure.com/subscriptions/${SUB}/providers/Microsoft.Compute/skus?api-version=2021-07-01&$filter=location%20eq%20'northeurope'`,
+      `https://management.azure.com/subscriptions/${SUB}/providers/Microsoft.Network/locations/northeurope/usages?api-version=2024-05-01`,
     ]);
+    expect(capacity.networkUsages?.northeurope).toHaveLength(26);
     for (const c of calls) expect(c.headers.authorization).toBe(`Bearer ${TOKEN}`);
     expect(capacity.usages.northeurope).toEqual(usages("usages-docs.json"));
     expect(capacity.skus.northeurope!.map((s) => s.name)).toEqual(["Standard_DS13_v2", "Standard_DS14_v2", "Standard_D2s_v5", "Standard_D4s_v5"]);
@@ -240,6 +243,7 @@ describe("readComputeCapacity", () => {
       [usagesUrl(SUB, "northeurope")]: ok({ value: rows.slice(0, 3), nextLink: page2 }),
       [page2]: ok({ value: rows.slice(3) }),
       [skusUrl(SUB, "northeurope")]: ok(fixture("skus-northeurope.json")),
+      [networkUsagesUrl(SUB, "northeurope")]: ok(fixture("network-usages-spec.json")),
     });
     const capacity = await readComputeCapacity(["northeurope"], options(http));
     expect(calls.map((c) => c.url)).toContain(page2);

@@ -500,6 +500,34 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     await target.down();
   });
 
+  it("placement evidence is read once the stack is up, kept on each host, and reaches results.json; a reader that throws fails nothing", async () => {
+    const reads: AzureOutputs[] = [];
+    const placement = { readAt: "2026-01-01T12:00:00.000Z", source: "azure" as const, ppg: { name: "p", status: "NotAligned" as const }, vm: { name: "vm", read: "ok" as const, platformFaultDomain: 1 } };
+    const controller = new AbortController();
+    const { target, fake, runDir } = setup({}, {
+      readPlacement: async (p, outputs) => {
+        reads.push(outputs);
+        return Object.fromEntries(p.deployments.flatMap((d) => d.hosts.map((h) => [`${d.id}/${h.role}`, placement])));
+      },
+    });
+    const logs: string[] = [];
+    const progress: Progress = { start() {}, cellStarted() {}, cellFinished() {}, log: (m) => logs.push(m), stop() {} };
+    // The run stops once the hosts are up (no SSH to the fake addresses): results.json still records them.
+    const results = await runExperiment({ experiment, source: "flow.ts", plan, target: abortAfterUp(target, controller), runId: RUN_ID, runDir, progress, signal: controller.signal });
+    expect(fake.calls.slice(0, 3)).toEqual(["open", "up", "outputs"]);
+    expect(reads).toHaveLength(1);
+    expect(reads[0]!.resourceGroup).toBe(`rg-${RUN_ID}`);
+    const saved = ResultsSchema.parse(JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")));
+    for (const r of [results, saved]) expect(r.variants.flatMap((v) => v.hosts.map((h) => h.placement))).toEqual(Array(4).fill(placement));
+    expect(logs.some((l) => /^azure: placement: deployment .*, PPG 'p': NotAligned .*comparisons on these hosts will say so$/.test(l))).toBe(true);
+
+    const failing = setup({}, { readPlacement: async () => Promise.reject(new Error("ARM down")) });
+    const env = await failing.target.up(plan, failing.ctx);
+    expect(env.hosts.every((h) => h.placement === undefined)).toBe(true);
+    expect(failing.lines).toContain("azure: placement evidence not read: ARM down");
+    await failing.target.down();
+  });
+
   it("a subscription whose quota cannot hold the run: refused before any key, state or stack, naming family, region, need and availability", async () => {
     const usages = (limit: number) => [
       { name: { value: "cores", localizedValue: "Total Regional vCPUs" }, currentValue: 0, limit: 100 },

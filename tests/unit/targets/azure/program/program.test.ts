@@ -144,6 +144,10 @@ function checkGraph(plan: Plan, settings: AzureSettings, l: AzureListing) {
       // Outputs: what the runner needs, with the pinned host key.
       expect(out.hostKey).toBe(settings.hostKeys[host]!.publicKey);
       expect(out.vmName).toBe(`${prefix}-${host}`);
+      // ARM ids for the placement evidence read after the deploy: the VM's, and its PPG's when it asked for one.
+      expect(out.vmId).toMatch(new RegExp(`/virtualMachines/${prefix}-${host}$`));
+      if (h.ppg) expect(out.ppgId).toMatch(new RegExp(`/proximityPlacementGroups/${prefix}-d${d.index}-ppg-${h.ppg}$`));
+      else expect(out.ppgId).toBeUndefined();
       expect(out.publicIp).toMatch(/^198\.19\.255\.\d+$/);
     }
   }

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import type { Comparison, Measurement, TeardownReport } from "./schema.ts";
+
+/**
+ * A run made in waves (plan/waves.ts: the subscription's quota, or --max-vcpus, could not hold
+ * every deployment at once): which deployments each wave held and what it took, in results.json;
+ * and, on each comparison, which waves its units came from.
+ */
+
+export const WaveRunSchema = z.object({
+  /** 1-based, as printed ("wave 2 of 3"). */
+  wave: z.number().int().positive(),
+  deployments: z.array(z.string()),
+  variants: z.array(z.string()),
+  replicas: z.array(z.number().int().nonnegative()),
+  /** The run id the target brought this wave up under (`<runId>-w<n>`: its own stack and resource group on Azure). */
+  targetRunId: z.string(),
+  startedAt: z.string(),
+  bringUpSeconds: z.number().nonnegative(),
+  cellsSeconds: z.number().nonnegative(),
+  teardownSeconds: z.number().nonnegative(),
+  /** This wave's teardown ("not-started": the wave never came up, or the run stopped before tearing it down). */
+  teardown: z.enum(["ok", "failed", "not-started"]),
+  /** What the target said of this wave (stack, resource group…). */
+  facts: z.record(z.string(), z.string()),
+});
+export type WaveRun = z.infer<typeof WaveRunSchema>;
+
+export const WavesRecordSchema = z.object({
+  /** What the waves were sized against ("the subscription's free quota, read live", "--max-vcpus 8"…). */
+  limits: z.string(),
+  /** The limits all deployments at once would have exceeded. */
+  reasons: z.array(z.string()),
+  /** Planned waves, in order; a wave the run never reached has no startedAt in `runs`. */
+  planned: z.number().int().positive(),
+  runs: z.array(WaveRunSchema),
+});
+export type WavesRecord = z.infer<typeof WavesRecordSchema>;
+
+/** On a comparison of a run made in waves: the waves its units (replicas) came from. */
+export const WaveNoteSchema = z.object({
+  /** Per wave holding either side: its units (distinct replicas) of each side. */
+  waves: z.array(z.object({ wave: z.number().int().positive(), baseline: z.number().int().nonnegative(), candidate: z.number().int().nonnegative() })),
+  /** Every wave that held one side held the other: each unit was measured beside the other side's. */
+  balanced: z.boolean(),
+  /** No wave held both sides: the baseline ran only in other waves, so the difference includes the waves' (other hosts, another time). */
+  baselineElsewhere: z.boolean(),
+});
+export type WaveNote = z.infer<typeof WaveNoteSchema>;
+
+/** Sums wave teardowns into the run's: failed if any failed; errors prefixed with their wave. */
+export function mergeTeardown(so: TeardownReport, next: TeardownReport, prefix: string): TeardownReport {
+  const errors = [...so.errors, ...next.errors.map((e) => `${prefix}${e}`)];
+  const removed = [...so.removed, ...next.removed];
+  if (so.status === "not-started") return { status: next.status, errors, removed };
+  if (next.status === "not-started") return { status: so.status, errors, removed };
+  return { status: so.status === "failed" || next.status === "failed" ? "failed" : "ok", errors, removed };
+}
+
+const list = (waves: readonly number[]) => waves.map((w) => w + 1).join(", ");
+
+/**
+ * The waves of each comparison's units, and a note saying it (CLI table, report): the sides'
+ * replicas per wave, whether each wave held both sides, and — flagged — a variant whose baseline
+ * ran only in other waves. `waveOf`: deployment → 0-based wave. Comparisons are returned anew.
+ */
+export function withWaveNotes(comparisons: readonly Comparison[], measurements: readonly Measurement[], waveOf: ReadonlyMap<string, number>): Comparison[] {
+  return comparisons.map((c) => {
+    const side = (variant: string) => {
+      const byWave = new Map<number, Set<number>>();
+      for (const m of measurements) {
+        if (m.status !== "ok" || m.variant !== variant || m.measure !== c.measure || `${m.from}->${m.to}` !== c.pair) continue;
+        const w = waveOf.get(m.deployment);
+        if (w === undefined) continue;
+        byWave.set(w, (byWave.get(w) ?? new Set()).add(m.replica));
+      }
+      return byWave;
+    };
+    const base = side(c.baseline);
+    const cand = side(c.variant);
+    const all = [...new Set([...base.keys(), ...cand.keys()])].sort((a, b) => a - b);
+    if (!all.length) return c;
+    const shared = all.filter((w) => base.has(w) && cand.has(w));
+    const note: WaveNote = {
+      waves: all.map((w) => ({ wave: w + 1, baseline: base.get(w)?.size ?? 0, candidate: cand.get(w)?.size ?? 0 })),
+      balanced: shared.length === all.length,
+      baselineElsewhere: shared.length === 0,
+    };
+    const onlyBase = all.filter((w) => base.has(w) && !cand.has(w));
+    const onlyCand = all.filter((w) => cand.has(w) && !base.has(w));
+    const text = note.baselineElsewhere
+      ? `${c.variant} vs ${c.baseline}: FLAGGED — the baseline ran only in wave ${list(onlyBase)}, the candidate only in wave ${list(onlyCand)}: the difference includes the waves' (other hosts, another time) and cannot be told apart from the variant's`
+      : !note.balanced
+        ? `${c.variant} vs ${c.baseline}: units from waves ${list(all)}; wave ${list([...onlyBase, ...onlyCand].sort((a, b) => a - b))} held one side only, so those units are compared across waves`
+        : all.length === 1
+          ? "run in waves (quota): both sides of each comparison measured in the same wave"
+          : `run in waves (quota): units from ${all.length} waves, each wave holding both sides`;
+    return { ...c, inference: { ...c.inference, waves: note, note: c.inference.note ? `${c.inference.note}; ${text}` : text } };
+  });
+}
