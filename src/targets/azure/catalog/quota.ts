@@ -3,6 +3,8 @@ import type { DefinitionIssue } from "../../../dsl/errors.ts";
 import type { Zone } from "../../../dsl/placement.ts";
 import type { Plan } from "../../../plan/types.ts";
 import { sizeFacts } from "./sizes/sizeFacts.ts";
+import { describePreviousGeneration, previousGeneration } from "./sizes/previousGeneration.ts";
+import { familyQuotaAdvice, QUOTA_REQUEST_DOCS } from "./quotaAdvice.ts";
 import type { DeploymentDemand, RegionLimits, WaveLimits } from "../../../plan/waves.ts";
 import { NEW_SUBSCRIPTION_PROFILE, type SubscriptionProfile } from "./subscriptionProfile.ts";
 
@@ -157,8 +159,7 @@ export interface SizeUnavailable extends IssueBase {
 export type CapacityIssue = QuotaShortfall | QuotaUnknown | SizeUnavailable;
 
 const QUOTA_DOCS = {
-  family: "https://learn.microsoft.com/azure/quotas/per-vm-quota-requests",
-  regional: "https://learn.microsoft.com/azure/quotas/regional-quota-requests",
+  ...QUOTA_REQUEST_DOCS,
   skuAccess: "https://learn.microsoft.com/troubleshoot/azure/general/region-access-request-process",
   network: "https://learn.microsoft.com/azure/quotas/networking-quota-requests",
 };
@@ -191,7 +192,10 @@ function sizeIssues(need: SizeNeed, region: string, skus: readonly ResourceSku[]
   // A Location restriction closes the region; any other (Zone, or a type this code does not know) is read as closing its zones.
   const regionWide = restrictions.find((r) => r.type === "Location" || (r.type !== "Zone" && !r.restrictionInfo?.zones?.length));
   if (regionWide) {
-    return [{ ...base, path, zones: null, message: `${need.size} is ${reason(regionWide)} in ${region} (restriction type ${regionWide.type ?? "not given"}); pick another size or region, or ask Azure support for access (${QUOTA_DOCS.skuAccess})` }];
+    // A previous-generation size is closed to new subscriptions for good: no access request will open it.
+    const pg = previousGeneration(need.size, need.vcpusEach);
+    const how = pg ? describePreviousGeneration(need.size, pg) : `pick another size or region, or ask Azure support for access (${QUOTA_DOCS.skuAccess})`;
+    return [{ ...base, path, zones: null, message: `${need.size} is ${reason(regionWide)} in ${region} (restriction type ${regionWide.type ?? "not given"}); ${how}` }];
   }
   const restrictedZones = new Set(restrictions.flatMap((r) => r.restrictionInfo?.zones ?? []));
   const offeredZones = new Set(found.flatMap((s) => (s.locationInfo ?? []).filter((li) => !li.type && (li.location === undefined || same(li.location, region))).flatMap((li) => li.zones ?? [])));
@@ -218,7 +222,7 @@ function sizeIssues(need: SizeNeed, region: string, skus: readonly ResourceSku[]
   return issues;
 }
 
-function quotaIssue(region: string, quota: string, needed: number, detail: string, usages: readonly Usage[], regional: boolean): QuotaShortfall | QuotaUnknown | undefined {
+function quotaIssue(region: string, quota: string, needed: number, detail: string, usages: readonly Usage[], regional: boolean, sizes: readonly SizeNeed[] = []): QuotaShortfall | QuotaUnknown | undefined {
   const usage = usages.find((u) => same(u.name.value, quota));
   const label = regional ? `total regional vCPUs ("${TOTAL_REGIONAL_VCPUS}")` : `${quota}${usage?.name.localizedValue ? ` ("${usage.name.localizedValue}")` : ""}`;
   const path = `quota(${region}).${quota}`;
@@ -229,7 +233,7 @@ function quotaIssue(region: string, quota: string, needed: number, detail: strin
   if (needed <= available) return undefined;
   const how = regional
     ? `request a higher total regional vCPU limit in the Azure portal (Quotas → Compute; ${QUOTA_DOCS.regional})`
-    : `request it in the Azure portal: Quotas → Compute → select ${quota} in ${region} → New Quota Request (${QUOTA_DOCS.family}); an approved family increase raises the regional total with it`;
+    : familyQuotaAdvice(quota, sizes, region);
   return {
     kind: "quota",
     region,
@@ -267,7 +271,7 @@ export function checkCapacity(needs: readonly RegionNeed[], usages: Readonly<Rec
     }
     for (const [family, sizes] of [...byFamily].sort(([a], [b]) => a.localeCompare(b))) {
       const needed = sizes.reduce((sum, s) => sum + s.count * (s.vcpusEach ?? 0), 0);
-      const issue = quotaIssue(r.region, family, needed, sizeList(sizes), regionUsages, false);
+      const issue = quotaIssue(r.region, family, needed, sizeList(sizes), regionUsages, false, sizes);
       if (issue) issues.push(issue);
     }
     const total = quotaIssue(r.region, TOTAL_REGIONAL_VCPUS, r.totalVcpus, `all ${r.families.reduce((n, f) => n + f.sizes.reduce((m, s) => m + s.count, 0), 0)} VMs in ${r.region}`, regionUsages, true);

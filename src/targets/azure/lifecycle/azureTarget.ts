@@ -17,7 +17,8 @@ import { displayUrl, makeRedactor } from "./redact.ts";
 import { absoluteBackendUrl, PROJECT_NAME, stackNameFor, summarizeCommandError, type PulumiProgram, type StackDriver, type StackFactory } from "./stack.ts";
 import { leftRecord, lineBuffer, tearDownStack } from "./teardown.ts";
 import { AzureOutputsSchema, hostName, namePrefix, type AzureOutputs, type AzureSettings } from "../program/types.ts";
-import { checkTtl, recommendedExpiresAt, sshFromProblem } from "../catalog/validateAzure.ts";
+import { checkTtl, recommendedExpiresAt, sizeIssues, sshFromProblem } from "../catalog/validateAzure.ts";
+import { sizeFacts } from "../catalog/sizes/sizeFacts.ts";
 
 /** What `createProgram` from ./program.ts looks like (injected: tests use a stub). */
 export type ProgramFactory = (plan: Plan, settings: AzureSettings) => PulumiProgram;
@@ -186,9 +187,12 @@ export function endpointsFromOutputs(plan: Plan, outputs: AzureOutputs, keys: Pi
  * with QuotaExceeded. One message names every family, region, need and availability. Public IPs
  * are checked where the capacity read includes the Network usages.
  */
-export async function checkSubscriptionCapacity(plan: Plan, readCapacity: (regions: readonly string[]) => Promise<ComputeCapacity>, log: (m: string) => void): Promise<void> {
-  const needs = vcpuNeeds(plan);
-  const regions = needs.map((n) => n.region);
+export async function checkSubscriptionCapacity(
+  plan: Plan,
+  readCapacity: (regions: readonly string[]) => Promise<ComputeCapacity>,
+  log: (m: string) => void,
+): Promise<NonNullable<AzureSettings["sizeFacts"]>> {
+  const regions = [...new Set(plan.deployments.flatMap((d) => d.hosts.map((h) => h.region)))].sort();
   log(`azure: checking the subscription's vCPU quotas and VM sizes in ${regions.join(", ")}…`);
   let capacity: ComputeCapacity;
   try {
@@ -196,12 +200,26 @@ export async function checkSubscriptionCapacity(plan: Plan, readCapacity: (regio
   } catch (e) {
     throw new AzureTargetError(`azure target: could not read the subscription's quotas and VM sizes (nothing was created): ${(e as Error).message}`, { cause: e });
   }
-  const issues = [...checkCapacity(needs, capacity.usages, capacity.skus), ...(capacity.networkUsages ? publicIpIssues(plan, capacity.networkUsages) : [])];
+  // The subscription's own SKU list is the truth for every size: vCPUs and family for the quota,
+  // Accelerated Networking, and what the VM must boot (image generation, disk controller).
+  const live = Object.values(capacity.skus).flat();
+  const needs = vcpuNeeds(plan, live);
+  const issues = [
+    ...checkCapacity(needs, capacity.usages, capacity.skus),
+    ...(capacity.networkUsages ? publicIpIssues(plan, capacity.networkUsages) : []),
+    ...sizeIssues(plan, live).map((i) => ({ message: `${i.path}: ${i.message}` })),
+  ];
   if (issues.length > 0) {
     throw new AzureTargetError(`azure target: not deploying (nothing was created): the subscription cannot hold this run:\n  ${issues.map((i) => i.message).join("\n  ")}`);
   }
   const ips = [...publicIpNeeds(plan)].map(([region, n]) => `${region} ${n}`).join(", ");
   log(`azure: quotas and sizes ok — ${formatVcpuNeeds(needs)}${capacity.networkUsages ? `; Standard public IPs: ${ips}` : "; public IPs not checked (Network usages not read)"}`);
+  const facts: NonNullable<AzureSettings["sizeFacts"]> = {};
+  for (const size of new Set(plan.deployments.flatMap((d) => d.hosts.map((h) => h.size)))) {
+    const f = sizeFacts(size, live);
+    if (f.origin === "live") facts[size] = { hyperVGenerations: f.hyperVGenerations, diskControllerTypes: f.diskControllerTypes };
+  }
+  return facts;
 }
 
 export function deploySummary(plan: Plan, runId: string, expiresAt: Date, cost?: string): string {
@@ -322,7 +340,7 @@ export class AzureTarget implements Target {
       );
     }
     const readCapacity = s.rehearsal ? (regions: readonly string[]) => s.rehearsal!.readCapacity(regions) : o.readCapacity;
-    if (readCapacity) await checkSubscriptionCapacity(plan, readCapacity, log);
+    const liveSizeFacts = readCapacity ? await checkSubscriptionCapacity(plan, readCapacity, log) : undefined;
     if (signal.aborted) throw interrupted();
     const summary = deploySummary(plan, s.runId, expiresAt, s.rehearsal ? undefined : o.costSummary);
     if (s.rehearsal) {
@@ -369,6 +387,7 @@ export class AzureTarget implements Target {
       createdAt,
       expiresAt,
       ...(s.rehearsal ? { addressSpace: s.rehearsal.addressSpace } : {}),
+      ...(liveSizeFacts ? { sizeFacts: liveSizeFacts } : {}),
     };
     const program = o.createProgram(plan, settings);
     const location = plan.deployments[0]?.hosts[0]?.region;

@@ -72,7 +72,10 @@ export function factsFromSkus(skus: readonly ResourceSku[]): Omit<SizeFacts, "na
             .filter((g): g is 1 | 2 => g === 1 || g === 2),
     diskControllerTypes:
       controllers === undefined
-        ? ["SCSI"]
+        ? // Absent from an entry that lists capabilities: SCSI only. An entry listing none says nothing.
+          skus.some((s) => s.capabilities?.length)
+          ? ["SCSI"]
+          : null
         : controllers
             .split(",")
             .map((c) => c.trim())
@@ -88,7 +91,24 @@ export function factsFromSkus(skus: readonly ResourceSku[]): Omit<SizeFacts, "na
 export function sizeFacts(size: string, live?: readonly ResourceSku[], snapshot: SkuSnapshot = skuSnapshot()): SizeFacts {
   const withPg = (f: Omit<SizeFacts, "previousGeneration">): SizeFacts => ({ ...f, previousGeneration: previousGeneration(f.name, f.vcpus) });
   const liveSkus = (live ?? []).filter((s) => s.name?.toLowerCase() === size.toLowerCase());
-  if (liveSkus.length) return withPg({ name: liveSkus[0]!.name!, ...factsFromSkus(liveSkus), origin: "live", vcpusOrigin: "live" });
+  if (liveSkus.length) {
+    // Azure's answer wins field by field; what it leaves out, the offline sources still say.
+    const offline = sizeFacts(size, undefined, snapshot);
+    const got = factsFromSkus(liveSkus);
+    const pick = <K extends keyof typeof got>(k: K) => (got[k] ?? offline[k]) as (typeof got)[K];
+    return withPg({
+      name: liveSkus[0]!.name!,
+      family: pick("family"),
+      vcpus: pick("vcpus"),
+      memoryGiB: pick("memoryGiB"),
+      acceleratedNetworking: pick("acceleratedNetworking"),
+      hyperVGenerations: pick("hyperVGenerations"),
+      diskControllerTypes: pick("diskControllerTypes"),
+      retirementDate: pick("retirementDate"),
+      origin: "live",
+      vcpusOrigin: got.vcpus === null ? offline.vcpusOrigin : "live",
+    });
+  }
   const snap = snapshotSkus(size, snapshot);
   if (snap.length) return withPg({ name: snap[0]!.name!, ...factsFromSkus(snap), origin: "snapshot", vcpusOrigin: "snapshot" });
   const named = snapshotName(size, snapshot);

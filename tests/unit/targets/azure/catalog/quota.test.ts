@@ -120,8 +120,10 @@ describe("checkCapacity", () => {
     expect(family!.path).toBe("quota(northeurope).standardDSv2Family");
     expect(family!.message).toContain('northeurope: standardDSv2Family ("Standard DSv2 Family vCPUs") needed 48 (2× Standard_DS13_v2 = 16, 2× Standard_DS14_v2 = 32), available 9 (limit 10, in use 1)');
     expect(family!.message).toContain("a limit of at least 49");
-    expect(family!.message).toContain("Quotas → Compute");
-    expect(family!.message).toContain("https://learn.microsoft.com/azure/quotas/per-vm-quota-requests");
+    // DSv2 is a previous-generation series: Azure approves no more quota for it, so the advice is the current size, not a request.
+    expect(family!.message).toContain("Azure will not approve more standardDSv2Family quota, so change the size instead");
+    expect(family!.message).toContain("Use Standard_E8s_v5");
+    expect(family!.message).not.toContain("New Quota Request");
     expect(family!.message).toContain("`az vm list-usage --location northeurope -o table`");
     expect(total!.message).toContain('northeurope: total regional vCPUs ("cores") needed 48 (all 4 VMs in northeurope), available 6 (limit 10, in use 4)');
     expect(total!.message).toContain("https://learn.microsoft.com/azure/quotas/regional-quota-requests");

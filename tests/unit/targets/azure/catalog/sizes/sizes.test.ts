@@ -176,3 +176,13 @@ describe("sizeFacts: any size, UNKNOWN where nothing says", () => {
     expect(suggestSize("standard_e4s_v5")).toBe("Standard_E4s_v5");
   });
 });
+
+describe("the live SKU list, field by field", () => {
+  it("wins where it speaks and leaves the offline facts where it is silent", () => {
+    const bare = [{ name: "Standard_D2s_v5", resourceType: "virtualMachines", family: "standardDSv5Family", capabilities: [] }];
+    // An entry without capabilities (a test double, a trimmed answer) changes no capability.
+    expect(sizeFacts("Standard_D2s_v5", bare)).toMatchObject({ origin: "live", vcpus: 2, vcpusOrigin: "documented", hyperVGenerations: [1, 2], diskControllerTypes: ["SCSI"] });
+    const nvme = [{ name: "Standard_D2s_v5", capabilities: [{ name: "DiskControllerTypes", value: "NVMe" }] }];
+    expect(sizeFacts("Standard_D2s_v5", nvme)).toMatchObject({ origin: "live", vcpus: 2, diskControllerTypes: ["NVMe"] });
+  });
+});
