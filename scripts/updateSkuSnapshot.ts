@@ -30,7 +30,8 @@ export function makeSkuSnapshot(gitDir: string, commit: string, today: string): 
   }
   const names = parseKnownSkusYaml(git("show", `${sha}:${KNOWN}`));
   const lastKnown = git("log", "-1", "--format=%cI", sha, "--", KNOWN).trim();
-  files.push({ path: KNOWN, generatedAt: lastKnown || null, what: `${Object.keys(names).length} size names seen in any region, with their quota family and the date each was first seen` });
+  // known_skus.yaml carries no generation time of its own: its date is the commit that last regenerated it.
+  files.push({ path: KNOWN, generatedAt: lastKnown || null, what: `${Object.keys(names).length} size names seen in any region, with their quota family and the date each was first seen; generatedAt is the date of the commit that last regenerated the file (it records none itself)` });
   return SkuSnapshotSchema.parse({
     source: {
       repository: "github.com/Azure/karpenter-provider-azure",

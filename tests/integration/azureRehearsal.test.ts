@@ -193,6 +193,40 @@ describe("rehearsal with faults injected: one clear error, results on disk, noth
     expect(spawnSync("ps", ["-eo", "args"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes(run.dir))).toEqual([]);
   }, 600_000);
 
+  it("a previous-generation size on a new subscription: refused before anything is created, with Azure's reason and the current size to use", async () => {
+    const run = await rehearse("tests/fixtures/experiments/previous-gen-d3v2.ts", ["--quiet"]);
+    expect(run.code).toBe(1);
+    expect(run.results.status).toBe("failed");
+    expect(run.results.error).toContain("nothing was created");
+    // The emulator's SKU list closes the size as Azure closes it to a new subscription; latlab reads it and says why, and what instead.
+    expect(run.results.error).toMatch(/Standard_D3_v2 is not available for this subscription \(reason NotAvailableForSubscription\) in uksouth \(restriction type Location\); Standard_D3_v2 is a previous-generation size \(Dv2 series\).* Use Standard_D4s_v5/);
+    expect(run.results.error).not.toMatch(/ask Azure support for access|New Quota Request/);
+    expect(run.ops.filter((o) => o.method === "PUT" && o.type === "Microsoft.Compute/virtualMachines")).toEqual([]);
+    expect(undeleted(run.ops)).toEqual([]);
+    expect(leftovers(run)).toEqual([]);
+  }, 600_000);
+
+  it("a v6 size (generation 2 and NVMe only, as Azure's SKU data says): the program asks for both and the VMs boot", async () => {
+    const run = await rehearse("tests/fixtures/experiments/v6-nvme.ts", ["--quiet"]);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.results.measurements.every((m) => m.status === "ok")).toBe(true);
+    const vms = run.ops.filter((o) => o.method === "PUT" && o.type === "Microsoft.Compute/virtualMachines");
+    expect(vms.length).toBe(2);
+    expect(failures(run.ops)).toEqual([]);
+    expect(leftovers(run)).toEqual([]);
+  }, 600_000);
+
+  it("an allocation a PPG cannot hold (OverconstrainedAllocationRequest, found late, at allocation): the run fails cleanly, once, and nothing is left", async () => {
+    const faults = [{ kind: "overconstrained-allocation", name: "d1-server", times: 1 }];
+    const run = await rehearse("ppg-vs-zone", ["--quiet"], { LATLAB_EMULATOR_FAULTS: JSON.stringify(faults) });
+    expect(run.code).toBe(1);
+    expect(run.results.status).toBe("failed");
+    expect(run.results.error).toContain("OverconstrainedAllocationRequest");
+    expect(run.results.teardown).toMatchObject({ status: "ok" });
+    expect(undeleted(run.ops)).toEqual([]);
+    expect(leftovers(run)).toEqual([]);
+  }, 600_000);
+
   it("a quota the run fits only in part: two waves, each deployed, measured and destroyed before the next, the comparison flagged", async () => {
     // ppg-vs-zone needs 8 standardDSv5Family vCPUs at once; this subscription allows 4: one deployment a wave.
     const run = await rehearse("ppg-vs-zone", [], { LATLAB_EMULATOR_CAPACITY: JSON.stringify({ limits: { standardDSv5Family: 4 } }) });

@@ -1,4 +1,5 @@
 import { describePreviousGeneration, previousGeneration } from "./sizes/previousGeneration.ts";
+import { sizeFacts } from "./sizes/sizeFacts.ts";
 
 /**
  * What to do about a VM family's vCPU quota that cannot hold a run: the tail of quota.ts's
@@ -27,10 +28,11 @@ export type FamilySize = string | { size: string; vcpusEach?: number | null };
 export function familyQuotaAdvice(family: string, sizes: readonly FamilySize[], region: string): string {
   const restricted = new Map<string, string>();
   for (const s of sizes) {
-    const size = typeof s === "string" ? s : s.size;
-    const vcpus = typeof s === "string" ? null : (s.vcpusEach ?? null);
-    const pg = previousGeneration(size, vcpus);
-    if (pg && !restricted.has(size)) restricted.set(size, describePreviousGeneration(size, pg));
+    // The catalog's spelling: Azure takes "standard_ds13_v2" as DS13_v2, the naming convention does not.
+    const facts = sizeFacts(typeof s === "string" ? s : s.size);
+    const vcpus = typeof s === "string" ? facts.vcpus : (s.vcpusEach ?? facts.vcpus);
+    const pg = previousGeneration(facts.name, vcpus);
+    if (pg && !restricted.has(facts.name)) restricted.set(facts.name, describePreviousGeneration(facts.name, pg));
   }
   if (!restricted.size) {
     return `request it in the Azure portal: Quotas → Compute → select ${family} in ${region} → New Quota Request (${QUOTA_REQUEST_DOCS.family}); an approved family increase raises the regional total with it`;

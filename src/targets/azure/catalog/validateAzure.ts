@@ -124,7 +124,13 @@ export function sizeIssues(plan: Plan, live?: readonly ResourceSku[]): Definitio
       if (h.accelnet && facts.acceleratedNetworking === false) {
         issues.push({
           path: hostPath(variant.id, h.role, "accelnet"),
-          message: `${h.size}${facts.vcpus === null ? "" : ` (${facts.vcpus} vCPU)`} does not support Accelerated Networking (Azure's SKU capability AcceleratedNetworkingEnabled is False, ${facts.origin === "live" ? "read from this subscription's Resource SKUs API" : "in latlab's SKU snapshot"}); Azure would refuse the NIC (VMSizeIsNotPermittedToEnableAcceleratedNetworking). Set accelnet: false or pick a size that has it`,
+          message: `${h.size}${facts.vcpus === null ? "" : ` (${facts.vcpus} vCPU)`} does not support Accelerated Networking (${
+            facts.origin === "live"
+              ? "Azure's SKU capability AcceleratedNetworkingEnabled is False, read from this subscription's Resource SKUs API"
+              : facts.origin === "snapshot"
+                ? "Azure's SKU capability AcceleratedNetworkingEnabled is False, in latlab's SKU snapshot"
+                : `Microsoft's size page: ${sizeCapability(facts.name)?.source.url ?? "src/targets/azure/catalog/capabilities.ts"}`
+          }); Azure would refuse the NIC (VMSizeIsNotPermittedToEnableAcceleratedNetworking). Set accelnet: false or pick a size that has it`,
         });
       }
     }

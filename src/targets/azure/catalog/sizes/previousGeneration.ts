@@ -1,5 +1,6 @@
 import type { Source } from "../capabilities.ts";
 import { parseSizeName, seriesOf } from "./sizeName.ts";
+import { snapshotName } from "./skuSnapshot.ts";
 
 /**
  * Previous-generation series Azure no longer lets a new subscription deploy. Source:
@@ -53,26 +54,32 @@ interface Rule {
   migrateTo: string;
 }
 
-// Migration targets: "Recommended migration targets generally include v5, v6, and v7 VM series"
-// (Dv3…Dasv4 → Dv5/Dv6/Dv7, Ev3…Eav4 → Ev5/Esv6/Esv7; "D(d)sv5 or newer and E(d)s v5 and newer").
+// Migration targets as the source gives them: "Recommended migration targets generally include v5,
+// v6, and v7 VM series"; for Dv3…Dasv4 "Dv5, Dv6, Dv7", for Ev3…Eav4 "Ev5, Esv6, Esv7"; "The
+// recommended VM series for these VMs are D(d)sv5 or newer and E(d)s v5 and newer". The page names
+// no series for the other families: they get its general sentence and the migration guide.
+const GENERAL = "a v5, v6 or v7 series (Microsoft's VM migration guidance)";
 const RULES: readonly Rule[] = [
-  { family: "D", versions: [1, 2, 3, 4], retires: { 1: "2028-05-01", 2: "2028-05-01" }, migrateTo: "Dsv5 / Ddsv5 / Dasv5 or the v6 series" },
-  { family: "E", versions: [3, 4], retires: {}, migrateTo: "Esv5 / Edsv5 or the v6 series" },
-  { family: "B", versions: [1], retires: { 1: "2028-11-15" }, migrateTo: "Bsv2 / Basv2, or Dsv5 for steady load" },
-  { family: "A", versions: [2], retires: { 2: "2028-11-15" }, migrateTo: "Dsv5 / Dasv5" },
-  { family: "F", versions: [1, 2], retires: { 1: "2028-11-15", 2: "2028-11-15" }, migrateTo: "Fasv6 / Falsv6 or Dsv5" },
-  { family: "G", versions: [1], retires: { 1: "2028-11-15" }, migrateTo: "Esv5 or the M series" },
-  { family: "L", versions: [1, 2], retires: { 1: "2028-05-01", 2: "2028-11-15" }, migrateTo: "Lsv3 / Lasv3" },
+  { family: "D", versions: [1, 2, 3, 4], retires: { 1: "2028-05-01", 2: "2028-05-01" }, migrateTo: "Dv5, Dv6 or Dv7 (D(d)sv5 or newer)" },
+  { family: "E", versions: [3, 4], retires: {}, migrateTo: "Ev5, Esv6 or Esv7 (E(d)s v5 or newer)" },
+  { family: "B", versions: [1], retires: { 1: "2028-11-15" }, migrateTo: GENERAL },
+  { family: "A", versions: [2], retires: { 2: "2028-11-15" }, migrateTo: GENERAL },
+  { family: "F", versions: [1, 2], retires: { 1: "2028-11-15", 2: "2028-11-15" }, migrateTo: GENERAL },
+  { family: "G", versions: [1], retires: { 1: "2028-11-15" }, migrateTo: GENERAL },
+  { family: "L", versions: [1, 2], retires: { 1: "2028-05-01", 2: "2028-11-15" }, migrateTo: GENERAL },
 ];
 
 /** D11_v2…D15_v2 and DS11_v2…DS15_v2 are Dv2's memory-optimized sizes (Microsoft: "Memory optimized Dv2 and Dsv2-series"). */
 const isMemoryDv2 = (family: string, number: number, version: number | null) => family === "D" && version === 2 && number >= 11 && number <= 15;
 
 /**
- * The restriction a size falls under, or null for a current size. `vcpus` (when known) picks the
- * suggested current size of the same vCPU count.
+ * The restriction a size falls under, or null for a current size. `size` is Azure's spelling
+ * (sizeFacts passes the catalog's canonical name: Azure compares names without case, the naming
+ * convention's letters do not). `vcpus` (when known) picks a suggested current size of the same
+ * vCPU count: a general-purpose or memory-optimized Dsv5/Esv5 that the SKU snapshot lists (the
+ * series the source recommends for D and E); none when no such size exists.
  */
-export function previousGeneration(size: string, vcpus: number | null = null): PreviousGeneration | null {
+export function previousGeneration(size: string, vcpus: number | null = null, known: (name: string) => boolean = (n) => snapshotName(n) !== undefined): PreviousGeneration | null {
   const n = parseSizeName(size);
   if (!n || n.accelerator !== null) return null;
   const family = /^(DS|GS)$/.test(n.family) ? n.family[0]! : n.family;
@@ -81,8 +88,10 @@ export function previousGeneration(size: string, vcpus: number | null = null): P
   if (!rule) return null;
   const series = seriesOf(size)!.replace(/v1$/, "");
   const memory = isMemoryDv2(family, n.number, n.version) || family === "E" || family === "G";
-  const suggestion = vcpus !== null && vcpus >= 2 ? `Standard_${memory ? "E" : "D"}${vcpus}s_v5` : null;
-  return { series, since: RESTRICTED_SINCE, retires: rule.retires[version] ?? null, migrateTo: memory && family === "D" ? "Esv5 / Edsv5 (memory optimized) or the v6 series" : rule.migrateTo, suggestion };
+  const candidate = vcpus !== null && vcpus >= 2 ? `Standard_${memory ? "E" : "D"}${vcpus}s_v5` : null;
+  const suggestion = candidate && known(candidate) ? candidate : null;
+  const migrateTo = memory && family === "D" ? "Ev5, Esv6 or Esv7 (E(d)s v5 or newer: these are Dv2's memory-optimized sizes)" : rule.migrateTo;
+  return { series, since: RESTRICTED_SINCE, retires: rule.retires[version] ?? null, migrateTo, suggestion };
 }
 
 /** One sentence for plans, refusals and reports. */

@@ -174,12 +174,3 @@ export function vmBoot(facts: Pick<SizeFacts, "hyperVGenerations" | "diskControl
   const diskControllerType = controllers && controllers.length && !controllers.includes("SCSI") ? "NVMe" : null;
   return { generation, diskControllerType };
 }
-
-/** "2 vCPUs (snapshot)", "UNKNOWN vCPUs": for plans. */
-export function describeFacts(f: SizeFacts): string {
-  const v = f.vcpus === null ? "vCPUs UNKNOWN" : `${f.vcpus} vCPU${f.vcpus === 1 ? "" : "s"}`;
-  const accel = f.acceleratedNetworking === null ? "AccelNet UNKNOWN" : f.acceleratedNetworking ? "AccelNet" : "no AccelNet";
-  const gen = f.hyperVGenerations === null ? "generation UNKNOWN" : `Gen${f.hyperVGenerations.join("/")}`;
-  const disk = f.diskControllerTypes === null ? "disk controller UNKNOWN" : f.diskControllerTypes.join("/");
-  return `${v}, ${accel}, ${gen}, ${disk}, family ${f.family ?? "UNKNOWN"} (${f.origin === "unknown" ? "not in latlab's catalog: checked against Azure before deploying" : `from ${f.origin}`})`;
-}

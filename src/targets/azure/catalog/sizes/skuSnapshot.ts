@@ -10,7 +10,7 @@ import { ResourceSkuSchema, type ResourceSku } from "./resourceSku.ts";
  */
 export const SkuSnapshotSchema = z
   .object({
-    /** Where the data came from: repository, commit, files and when their generator ran. */
+    /** Where the data came from: repository, commit, files and when their generator ran (the file's own "generated at", else the commit that last regenerated it: `what` says which). */
     source: z.object({
       repository: z.string(),
       commit: z.string().regex(/^[0-9a-f]{40}$/),

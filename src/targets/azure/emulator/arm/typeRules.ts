@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { cidrContains, cidrOverlaps, intToIp, ipToInt, parseCidr, type Cidr } from "../../../local/names.ts";
 import { regionCapability, RESERVED_ADMIN_NAMES, UBUNTU_2404 } from "../../catalog/capabilities.ts";
 import { sizeFacts, type SizeFacts } from "../../catalog/sizes/sizeFacts.ts";
-import { checkVmCapacity, CapacitySchema, type Capacity } from "./subscriptionCapacity.ts";
+import { checkVmCapacity, CapacitySchema, isPlayable, type Capacity } from "./subscriptionCapacity.ts";
 import { ArmError } from "./armError.ts";
 import type { CloudView, StoredResource, TypeRules } from "./cloud.ts";
 import type { FaultBook } from "./faults.ts";
@@ -85,7 +85,8 @@ const refId = (v: unknown): string | undefined => (isRecord(v) && typeof v.id ==
 const zonesOf = (body: Record<string, unknown>): string[] => (Array.isArray(body.zones) ? body.zones.filter((z): z is string => typeof z === "string") : []);
 const sameLocation = (a: unknown, b: unknown) => typeof a === "string" && typeof b === "string" && a.replace(/\s/g, "").toLowerCase() === b.replace(/\s/g, "").toLowerCase();
 const bad = (code: string, message: string) => new ArmError(400, code, message);
-const NO_RESTRICTIONS: Capacity = CapacitySchema.parse({});
+/** The default subscription when a caller gives none: a new pay-as-you-go one (subscriptionCapacity.ts). */
+const DEFAULT_CAPACITY: Capacity = CapacitySchema.parse({});
 
 function schema(deps: TypeRulesDeps, type: string, body: Record<string, unknown>): void {
   const issues = deps.schemaCheck(type, body);
@@ -436,7 +437,7 @@ export function createTypeRules(deps: TypeRulesDeps): Record<string, TypeRules> 
       if (!size || !cap) throw bad("InvalidParameter", `The value '${size}' provided for the VM size is not valid (the emulator plays only sizes whose vCPUs, Accelerated Networking, generations and disk controllers latlab's catalog knows: src/targets/azure/catalog/sizes/).`);
       if (zones.length > 1) throw bad("InvalidParameter", `Virtual machine '${id.name}' can be placed in one zone only.`);
       const zone = zones[0];
-      if (!existing) checkVmCapacity(view, deps.capacity ?? NO_RESTRICTIONS, { key: id.key, name: id.name, region: location, size, ...(zone ? { zone } : {}) });
+      if (!existing) checkVmCapacity(view, deps.capacity ?? DEFAULT_CAPACITY, { key: id.key, name: id.name, region: location, size, ...(zone ? { zone } : {}) });
 
       checkBoot(size, cap, p);
 
@@ -625,10 +626,10 @@ function rule(name: string, priority: number, direction: string, access: string,
   };
 }
 
-/** A size the emulator can play: every capability it checks is known (the catalog's snapshot or documented sizes). */
+/** A size the emulator can play: every capability it checks is known (subscriptionCapacity.ts isPlayable). */
 function playableSize(size: string): SizeFacts | undefined {
   const f = sizeFacts(size);
-  return f.vcpus !== null && f.family !== null && f.acceleratedNetworking !== null && f.hyperVGenerations !== null && f.diskControllerTypes !== null ? f : undefined;
+  return isPlayable(f) ? f : undefined;
 }
 
 /**

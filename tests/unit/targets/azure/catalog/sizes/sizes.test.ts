@@ -152,6 +152,22 @@ describe("previous-generation series (restricted for new subscriptions since 202
     expect(previousGeneration("Standard_B1s", 1)).toMatchObject({ retires: "2028-11-15", suggestion: null });
     expect(describePreviousGeneration("Standard_D3_v2", previousGeneration("Standard_D3_v2", 4)!)).toMatch(/new subscriptions .* no more quota .*previous-gen-series-capacity-limitations/);
   });
+
+  it("suggests only sizes the SKU snapshot lists, and names no series the source does not recommend", () => {
+    // D12s_v5, D20s_v5 and E80s_v5 do not exist: no suggestion rather than a wrong one.
+    expect(previousGeneration("Standard_B12ms", 12)!.suggestion).toBeNull();
+    expect(previousGeneration("Standard_B20ms", 20)!.suggestion).toBeNull();
+    expect(previousGeneration("Standard_E80is_v4", 80)!.suggestion).toBeNull();
+    expect(previousGeneration("Standard_B4ms", 4)).toMatchObject({ suggestion: "Standard_D4s_v5", migrateTo: "a v5, v6 or v7 series (Microsoft's VM migration guidance)" });
+    for (const s of ["Standard_D3_v2", "Standard_DS13_v2", "Standard_E4s_v3", "Standard_F4s_v2", "Standard_B2ms"]) {
+      const pg = sizeFacts(s).previousGeneration!;
+      if (pg.suggestion) expect(skuSnapshot().names[pg.suggestion], `${s} → ${pg.suggestion}`).toBeDefined();
+    }
+  });
+
+  it("knows a size however its name is cased, as Azure does", () => {
+    expect(sizeFacts("standard_ds13_v2")).toMatchObject({ name: "Standard_DS13_v2", previousGeneration: { series: "Dsv2" } });
+  });
 });
 
 describe("sizeFacts: any size, UNKNOWN where nothing says", () => {
