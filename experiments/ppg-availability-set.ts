@@ -14,7 +14,9 @@ export default defineExperiment({
   defaults: { region: "westeurope", zone: null, size: "Standard_B4s_v2", availabilitySet: true },
   seedSizes: [{ seed: "seed 004", size: "Standard_D3_v2" }],
   axes: { ppg: [false, true], accelnet: [false, true] },
-  // The PPG's effect within each AccelNet setting; AccelNet's effect reads across the rows.
+  // The PPG's effect within each AccelNet setting; AccelNet's effect reads across the rows — on a
+  // subscription that runs this in waves (a new one: accelnet=false in one wave, true in the next),
+  // that reading also crosses waves (other hosts, another time), and the report says so.
   baseline: { ppg: false },
   hosts: { server: {}, client: {} },
   measure: [

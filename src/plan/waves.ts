@@ -13,7 +13,10 @@ import type { Plan } from "./types.ts";
  * replica order (replica 0 of every variant, then replica 1…), each going to the wave that holds
  * the fewest deployments of its variant, then to the one holding its baseline's deployment of
  * the same replica — so replica r of every variant lands in one wave where it fits, each
- * variant's replicas spread over the waves, and no variant is confounded with its wave.
+ * variant's replicas spread over the waves, and each variant sits beside its baseline, so that
+ * a comparison with the baseline stays within a wave where the quota allows. What waves cannot
+ * undo: variants of different baseline groups may run in different waves (other hosts, another
+ * time), so reading across groups compares waves too (results/waveRecords.ts says so).
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -24,7 +27,7 @@ export const FamilyDemandSchema = z.object({
   family: z.string(),
   /** vCPUs of the sizes whose vCPU count is known. */
   vcpus: z.number().int().nonnegative(),
-  /** Sizes whose vCPU count is not known offline: counted as 0 here, checked live before deploying. */
+  /** Sizes whose vCPU count is not known (offline, or in the live SKU list the caller read): counted as 0 here. */
   unknownSizes: z.array(z.string()).default([]),
 });
 export type FamilyDemand = z.infer<typeof FamilyDemandSchema>;
@@ -91,7 +94,7 @@ export const WavePlanSchema = z.object({
   waves: z.array(WaveSchema).min(1),
   /** Why there is more than one wave: the limits the plan as a whole exceeds. Empty for one wave. */
   reasons: z.array(z.string()),
-  /** Sizes whose vCPUs are not known offline: "vCPUs UNKNOWN for X: waves checked live before deploying". */
+  /** Sizes whose vCPUs are not known: "vCPUs UNKNOWN for X: counted as 0 in these waves; …" (see UNKNOWN_VCPUS_NOTE). */
   unknown: z.array(z.string()),
 });
 export type WavePlan = z.infer<typeof WavePlanSchema>;
@@ -181,14 +184,20 @@ const fits = (demands: readonly DeploymentDemand[], limits: WaveLimits) => excee
 /**
  * The order deployments are placed in: replica by replica; within a replica, baseline group by
  * baseline group (a baseline, then the variants compared with it), the groups rotated by the
- * replica's number, so that when a replica's deployments do not all fit one wave it is not
- * always the same group that spills into the next.
+ * replica's number — replica r starts with group r mod (number of groups) — so that when a
+ * replica's deployments do not all fit one wave it is not always the same group that spills
+ * into the next. Exported for its tests.
  */
-function placementOrder(demands: readonly DeploymentDemand[], variantOrder: readonly string[], baselineOf: Readonly<Record<string, string>>): DeploymentDemand[] {
+export function placementOrder(demands: readonly DeploymentDemand[], variantOrder: readonly string[], baselineOf: Readonly<Record<string, string>>): DeploymentDemand[] {
   const rank = new Map(variantOrder.map((v, i) => [v, i]));
-  const n = Math.max(1, variantOrder.length);
   const variant = (d: DeploymentDemand) => d.variants[0]!;
-  const group = (d: DeploymentDemand) => ((rank.get(baselineOf[variant(d)] ?? variant(d)) ?? 0) + n - (d.replica % n)) % n;
+  const baselineOfD = (d: DeploymentDemand) => baselineOf[variant(d)] ?? variant(d);
+  // The groups ranked densely (0, 1, 2… in the order of their baselines), so the rotation steps
+  // one group per replica: the variants' ranks are sparse (a baseline every few variants).
+  const groups = [...new Set(demands.map(baselineOfD))].sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0) || a.localeCompare(b));
+  const groupRank = new Map(groups.map((g, i) => [g, i]));
+  const n = Math.max(1, groups.length);
+  const group = (d: DeploymentDemand) => ((groupRank.get(baselineOfD(d)) ?? 0) + n - (d.replica % n)) % n;
   const own = (d: DeploymentDemand) => ((baselineOf[variant(d)] ?? variant(d)) === variant(d) ? 0 : 1);
   return [...demands].sort((a, b) => a.replica - b.replica || group(a) - group(b) || own(a) - own(b) || (rank.get(variant(a)) ?? 0) - (rank.get(variant(b)) ?? 0));
 }
@@ -233,12 +242,26 @@ function lowerBound(demands: readonly DeploymentDemand[], limits: WaveLimits): n
 }
 
 /**
+ * What a size whose vCPUs latlab cannot tell means for the waves, wherever they are planned: a
+ * run on Azure reads the subscription's SKU list first and refuses it (cli/runWaves.ts); the
+ * local target has no SKU list to read.
+ */
+export const UNKNOWN_VCPUS_NOTE =
+  "a run on Azure reads the subscription's SKU list before the first wave and refuses the size if its vCPUs are still unknown; the local target never checks it live";
+
+/**
  * Splits the deployments into the fewest waves this placement finds that fit `limits`
  * (trying the lower bound first, then one more wave at a time). Throws WaveRefusal, naming
  * each limit, when a deployment cannot fit even alone. `plan` gives the variants' order and
  * baselines; `demands` one entry per deployment of the plan.
  */
-export function planWaves(plan: Pick<Plan, "variants" | "deployments" | "baselineOf">, demands: readonly DeploymentDemand[], limits: WaveLimits): WavePlan {
+export function planWaves(
+  plan: Pick<Plan, "variants" | "deployments" | "baselineOf">,
+  demands: readonly DeploymentDemand[],
+  limits: WaveLimits,
+  /** What becomes of a size whose vCPUs are UNKNOWN (said after "counted as 0 in these waves; "); default UNKNOWN_VCPUS_NOTE. */
+  options: { unknownNote?: string } = {},
+): WavePlan {
   const parsedLimits = WaveLimitsSchema.parse(limits);
   const byId = new Map(demands.map((d) => [d.deployment, DeploymentDemandSchema.parse(d)]));
   for (const d of plan.deployments) if (!byId.has(d.id)) throw new Error(`planWaves: no demand for deployment ${d.id}`);
@@ -283,7 +306,7 @@ export function planWaves(plan: Pick<Plan, "variants" | "deployments" | "baselin
     limits: parsedLimits,
     waves,
     reasons: waves.length > 1 ? whole.map((i) => i.message.replace(/^all deployments at once: /, "all deployments at once would need: ")) : [],
-    unknown: unknown.map((s) => `vCPUs UNKNOWN for ${s}: waves checked live before deploying`),
+    unknown: unknown.map((s) => `vCPUs UNKNOWN for ${s}: counted as 0 in these waves; ${options.unknownNote ?? UNKNOWN_VCPUS_NOTE}`),
   });
 }
 
@@ -324,7 +347,7 @@ export function wavePlan(plan: Plan, deployments: readonly string[]): Plan {
   };
 }
 
-/** "deployment d0 (A r0), d1 (B r0)" → which wave each deployment is in, for the statistics. */
+/** Which wave (0-based) each deployment is in: the runner's and the resume's map for the comparisons' wave notes. */
 export function waveOfDeployment(waves: readonly Pick<Wave, "deployments">[]): Map<string, number> {
   const out = new Map<string, number>();
   waves.forEach((w, i) => w.deployments.forEach((d) => out.set(d, i)));

@@ -11,6 +11,7 @@ import { fmt, inferenceFooter, measureLabels, notEmulatedAxes, overLabel, pairOf
 import { comparisonCaveats } from "../results/comparisons.ts";
 import { caveatCell } from "../results/placement.ts";
 import { renderTable } from "./renderTable.ts";
+import { crossGroupWaveNote } from "../results/waveRecords.ts";
 import { seedSizeLines } from "./seedSizes.ts";
 
 const STATUS_MARK: Record<Results["status"], string> = { complete: "✅", partial: "⚠️", failed: "❌", interrupted: "⏹️", running: "⏳" };
@@ -62,6 +63,8 @@ export function markdownSummary(results: Results, samplesOf: (cell: string) => n
   lines.push(renderTable(["variant", "measure", "pair", "metric", "n", "mean", "p50", "p99", ...TAIL_HEADS, "vs baseline (mean)", "Δmean [95% CI]", "over", ...(placementColumn ? ["placement"] : [])], rows, true), "");
   if (tailDash) lines.push(`- ${TAIL_NOTE}`);
   for (const note of inferenceFooter([...results.comparisons, ...results.pairComparisons])) lines.push(`- ${note}`);
+  const acrossWaves = crossGroupWaveNote(results);
+  if (acrossWaves) lines.push(`- ${acrossWaves}`);
   lines.push(`- ${results.environment.shaping.note}`);
   const notEmulated = notEmulatedAxes(results);
   if (notEmulated.length) lines.push(`- not emulated on ${results.target}: ${notEmulated.join(", ")} — differences in these are noise here, not findings`);

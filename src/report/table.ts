@@ -7,6 +7,7 @@ import { findTool } from "../tools/registry.ts";
 import { comparisonCaveats, pairComparisonCaveats } from "../results/comparisons.ts";
 import { caveatCell, placementByDeployment, ppgDetail, vmDetail } from "../results/placement.ts";
 import { renderTable } from "./renderTable.ts";
+import { crossGroupWaveNote, waveCaveatCell } from "../results/waveRecords.ts";
 
 /** A figure with three significant digits or so: 1234, 56.7, 8.90. Shared by every report. */
 export const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
@@ -79,12 +80,17 @@ const pOf = (c: Compared | undefined) => {
   if (!d || d.method !== "welch-t") return c ? "—" : "";
   return `${d.welch ? formatP(d.welch.p) : "—"} / ${d.rankTest ? formatP(d.rankTest.p) : "—"}`;
 };
-/** What the CI and p of a row are over: "3+3 replicas", "5+5 reps (same hosts)", "sample blocks". */
+/**
+ * What the CI and p of a row are over: "3+3 replicas", "5+5 reps (same hosts)", "sample blocks";
+ * with ", FLAGGED: baseline in wave 1, candidate in wave 2" when the sides never shared a wave.
+ */
 export function overLabel(c: Compared | undefined): string {
   if (!c) return "";
   const { unit, units } = c.inference;
   const n = `${units.baseline}+${units.candidate}`;
-  return unit === "replica" ? `${n} replicas` : unit === "repetition" ? `${n} reps (same hosts)` : "sample blocks";
+  const over = unit === "replica" ? `${n} replicas` : unit === "repetition" ? `${n} reps (same hosts)` : "sample blocks";
+  const waves = waveCaveatCell(c);
+  return waves ? `${over}, ${waves}` : over;
 }
 
 /** One line per kind of unit the comparisons used, saying what their CI and p are over. */
@@ -201,6 +207,8 @@ export function comparisonTable(results: Results, samplesOf: (cellId: string) =>
   }
   if (tailDash) lines.push(TAIL_NOTE);
   lines.push(...inferenceFooter([...results.comparisons, ...results.pairComparisons]));
+  const acrossWaves = crossGroupWaveNote(results);
+  if (acrossWaves) lines.push(acrossWaves);
 
   // Notes of the first repetition only: ten copies of "0 retransmits" help nobody; all are in results.json.
   const notes = results.measurements.flatMap((m) => {

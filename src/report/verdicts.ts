@@ -1,11 +1,13 @@
 /**
  * One plain sentence per comparison — what changed, by how much, with its 95 % CI and what the CI
  * is over — for the HTML report and report.md. A CI that includes 0 is said to be no clear
- * difference; a CI over one deployment a side says the hosts drawn may explain it. Pure.
+ * difference; a CI over one deployment a side says the hosts drawn may explain it; a PPG not
+ * Aligned, or a baseline that ran only in another wave, is said at the end. Pure.
  */
 import type { Comparison, Results } from "../results/schema.ts";
 import { comparisonCaveats } from "../results/comparisons.ts";
 import { caveatSentence } from "../results/placement.ts";
+import { waveCaveatSentence } from "../results/waveRecords.ts";
 import { fmt, measureLabels, notEmulatedAxes, unitLabel } from "./table.ts";
 
 export interface Verdict {
@@ -19,6 +21,8 @@ export interface Verdict {
   finding: "lower" | "higher" | "no clear difference" | "no CI";
   /** Set when a side ran on a PPG ARM did not report Aligned: the sentence saying so (also at the end of `text`). */
   placement?: string;
+  /** Set when the baseline ran only in other waves than the candidate (FLAGGED): the sentence saying so (also at the end of `text`). */
+  waves?: string;
 }
 
 /** "ppg false → true" (the axes that differ), or the variant ids when no axis tells them apart. */
@@ -70,7 +74,14 @@ export function verdictOf(results: Pick<Results, "variants" | "measurements">, c
   const v = verdictSentence(results, c, labels, multiPair, context);
   // Whatever the finding: a PPG that is not Aligned (or not confirmed) is not the placement asked for.
   const placement = caveatSentence(comparisonCaveats(results, c));
-  return placement ? { ...v, text: `${v.text} ${placement}`, placement } : v;
+  // Whatever the finding: a baseline measured only in other waves (other hosts, another time).
+  const waves = waveCaveatSentence(c);
+  return {
+    ...v,
+    text: [v.text, placement, waves].filter(Boolean).join(" "),
+    ...(placement ? { placement } : {}),
+    ...(waves ? { waves } : {}),
+  };
 }
 
 function verdictSentence(results: Pick<Results, "variants" | "measurements">, c: Comparison, labels: Map<number, string>, multiPair: boolean, context: VerdictContext): Verdict {

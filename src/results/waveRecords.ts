@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Comparison, Measurement, TeardownReport } from "./schema.ts";
+import type { Comparison, Measurement, Results, TeardownReport } from "./schema.ts";
 
 /**
  * A run made in waves (plan/waves.ts: the subscription's quota, or --max-vcpus, could not hold
@@ -31,8 +31,10 @@ export const WavesRecordSchema = z.object({
   limits: z.string(),
   /** The limits all deployments at once would have exceeded. */
   reasons: z.array(z.string()),
-  /** Planned waves, in order; a wave the run never reached has no startedAt in `runs`. */
+  /** Planned waves, in order; a wave the run never reached has no entry in `runs`. */
   planned: z.number().int().positive(),
+  /** Each planned wave's deployments, in order, reached or not: what `latlab resume` keeps. Absent in results written before latlab recorded it. */
+  plannedWaves: z.array(z.array(z.string())).optional(),
   runs: z.array(WaveRunSchema),
 });
 export type WavesRecord = z.infer<typeof WavesRecordSchema>;
@@ -97,4 +99,47 @@ export function withWaveNotes(comparisons: readonly Comparison[], measurements: 
           : `run in waves (quota): units from ${all.length} waves, each wave holding both sides`;
     return { ...c, inference: { ...c.inference, waves: note, note: c.inference.note ? `${c.inference.note}; ${text}` : text } };
   });
+}
+
+/** The waves that held only the baseline, and those that held only the candidate (1-based), from a comparison's wave note. */
+function oneSided(note: WaveNote): { baseline: number[]; candidate: number[] } {
+  return { baseline: note.waves.filter((w) => w.baseline > 0 && w.candidate === 0).map((w) => w.wave), candidate: note.waves.filter((w) => w.candidate > 0 && w.baseline === 0).map((w) => w.wave) };
+}
+
+/**
+ * The sentence a comparison's verdict ends with when its baseline ran only in other waves (as the
+ * placement caveat does): the difference is the waves' as much as the variant's. Empty otherwise.
+ */
+export function waveCaveatSentence(c: Pick<Comparison, "inference">): string {
+  const note = c.inference.waves;
+  if (!note?.baselineElsewhere) return "";
+  const { baseline, candidate } = oneSided(note);
+  return `Waves: FLAGGED — the baseline ran only in wave ${baseline.join(", ")}, the candidate only in wave ${candidate.join(", ")} (other hosts, another time), so this difference includes the waves' and cannot be told apart from the variant's.`;
+}
+
+/** The same, short, for a table's row ("over" column). Empty when the baseline shared a wave with the candidate. */
+export function waveCaveatCell(c: Pick<Comparison, "inference">): string {
+  const note = c.inference.waves;
+  if (!note?.baselineElsewhere) return "";
+  const { baseline, candidate } = oneSided(note);
+  return `FLAGGED: baseline in wave ${baseline.join(", ")}, candidate in wave ${candidate.join(", ")}`;
+}
+
+/**
+ * Baseline groups (a baseline and the variants compared with it) that did not run in the same
+ * waves: each comparison may be within a wave, but reading one group's figures against another's
+ * (accelnet's effect across ppg-availability-set's rows, one placement against another in
+ * accelnet-on-off) compares waves too. One note naming the groups of each wave; undefined for a
+ * run in one wave, or when every wave held the same groups.
+ */
+export function crossGroupWaveNote(results: Pick<Results, "variants" | "waves">): string | undefined {
+  const runs = results.waves?.runs ?? [];
+  if (runs.length < 2) return undefined;
+  const baselineOf = new Map(results.variants.map((v) => [v.id, v.baseline]));
+  const order = new Map(results.variants.map((v, i) => [v.id, i]));
+  const groupsOf = runs.map((r) => [...new Set(r.variants.map((v) => baselineOf.get(v) ?? v))].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)));
+  const all = new Set(groupsOf.flat());
+  if (all.size < 2 || groupsOf.every((g) => g.length === all.size)) return undefined;
+  const perWave = runs.map((r, i) => `wave ${r.wave}: ${groupsOf[i]!.map((g) => `the group of baseline ${g}`).join(", ")}`);
+  return `variants of different baseline groups ran in different waves (other hosts, another time): reading across them compares waves too — ${perWave.join("; ")}`;
 }

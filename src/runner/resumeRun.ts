@@ -10,6 +10,12 @@
  * hosts from the one its earlier cells ran on. results.json says which (a `resume.N` fact; new
  * hosts keep the earlier ones under "<deployment> (before resume N)"), and comparisons are over
  * the same units as ever.
+ *
+ * A run made in waves (plan/waves.ts: the quota or --max-vcpus could not hold every deployment at
+ * once) is resumed in its own waves: each wave keeps only its deployments with cells left, and
+ * they come up one wave after another, as the run was sized; the comparisons keep their wave notes
+ * (each deployment counted in the wave the run planned it in). A deployment results.json names
+ * no wave for is refused, saying so, rather than brought up beside the others.
  */
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +23,8 @@ import { z } from "zod";
 import type { Cell, Plan } from "../plan/types.ts";
 import { PlanSchema } from "../plan/types.ts";
 import { comparePairs, compareVariants, type SampledMeasurement } from "../results/comparisons.ts";
+import { waveOfDeployment, type WavePlan } from "../plan/waves.ts";
+import { withWaveNotes, type WavesRecord } from "../results/waveRecords.ts";
 import { ResultsSchema, type Measurement, type Results } from "../results/schema.ts";
 import type { Target } from "../targets/target.ts";
 import type { Connect } from "./connections.ts";
@@ -86,6 +94,58 @@ export function resumePlan(plan: Plan, cells: readonly Cell[]): Plan {
   };
 }
 
+/**
+ * The deployments of each wave the run planned, in order (0-based by position): results.json's
+ * `plannedWaves`, or — in results written before latlab recorded them — those of the waves it
+ * reached (a wave never reached is then empty: which deployments it held is not known).
+ */
+function plannedWaves(waves: WavesRecord): string[][] {
+  if (waves.plannedWaves) return waves.plannedWaves.map((w) => [...w]);
+  const out: string[][] = Array.from({ length: waves.planned }, () => []);
+  for (const r of waves.runs) if (r.wave >= 1 && r.wave <= waves.planned) out[r.wave - 1] = [...r.deployments];
+  return out;
+}
+
+/**
+ * The waves a resume of a run made in waves goes in: the run's own waves, each keeping only its
+ * deployments in `sub` (those with cells left: a part of a wave that fitted fits), empty ones
+ * left out; `runWaves` their numbers in the run (1-based). Undefined for a run in one wave.
+ * Throws ResumeError when a deployment of `sub` is in no wave results.json records: bringing it
+ * up beside the others could exceed what the waves were sized against.
+ */
+export function resumeWaves(sub: Plan, waves: WavesRecord | undefined, runDir: string): { plan: WavePlan; runWaves: number[] } | undefined {
+  if (!waves || waves.planned < 2) return undefined;
+  const planned = plannedWaves(waves);
+  const known = new Set(planned.flat());
+  const orphans = sub.deployments.filter((d) => !known.has(d.id)).map((d) => d.id);
+  if (orphans.length) {
+    throw new ResumeError(
+      `cannot resume ${runDir} in its waves: the run went in ${waves.planned} waves (sized against ${waves.limits}), but its results.json (written before latlab recorded every planned wave) does not say which wave deployment(s) ${orphans.join(", ")} were planned in — ` +
+        "the run stopped before reaching it — and bringing them up beside the others could exceed what the waves were sized against. Nothing was brought up; `latlab run` measures the experiment again (in waves of its own).",
+    );
+  }
+  const variantOrder = new Map(sub.variants.map((v, i) => [v.id, i]));
+  const kept = planned
+    .map((ids, i) => ({ number: i + 1, deployments: sub.deployments.filter((d) => ids.includes(d.id)) }))
+    .filter((w) => w.deployments.length > 0);
+  return {
+    runWaves: kept.map((w) => w.number),
+    plan: {
+      limits: { source: `${waves.limits} (the run's own waves, kept by the resume)`, regions: {} },
+      reasons: [...waves.reasons],
+      unknown: [],
+      waves: kept.map((w, index) => ({
+        index,
+        deployments: w.deployments.map((d) => d.id),
+        variants: [...new Set(w.deployments.flatMap((d) => d.variants))].sort((a, b) => (variantOrder.get(a) ?? 0) - (variantOrder.get(b) ?? 0)),
+        replicas: [...new Set(w.deployments.map((d) => d.replica))].sort((a, b) => a - b),
+        regions: [],
+        vcpus: 0,
+      })),
+    },
+  };
+}
+
 /** How many times the run was resumed before (its `resume.N` facts). */
 const resumesIn = (results: Results) => Object.keys(results.environment.facts).filter((k) => /^resume\.\d+$/.test(k)).length;
 
@@ -101,7 +161,7 @@ export function mergeResumed(
   samplesOf: (cell: string) => number[],
   at: string,
   /** The resume ran on the hosts the run left up, re-attached: no new draw of hosts. */
-  options: { sameHosts?: boolean; reattachedCells?: number } = {},
+  options: { sameHosts?: boolean; reattachedCells?: number; /** The run's waves (1-based) the resume brought up again, one after another. */ inWaves?: readonly number[] } = {},
 ): Results {
   const n = resumesIn(earlier) + 1;
   const byCell = new Map<string, Measurement>(earlier.measurements.map((m) => [m.cell, m]));
@@ -132,7 +192,8 @@ export function mergeResumed(
     ? `no hosts came up, nothing was measured${resumed.error ? `: ${resumed.error}` : ""}`
     : options.sameHosts
       ? `${measuredNow} of ${resumed.measurements.length} cell(s) not measured before were measured on the hosts the run left up, re-attached (deployments ${[...redeployed].join(", ")}; the same hosts, not a new draw)${reattachedNote}`
-      : `${measuredNow} of ${resumed.measurements.length} cell(s) not measured before were measured on hosts brought up again (deployments ${[...redeployed].join(", ")}; a new draw of hosts: their earlier cells' hosts are listed as "<deployment> (before resume ${n})")`;
+      : `${measuredNow} of ${resumed.measurements.length} cell(s) not measured before were measured on hosts brought up again (deployments ${[...redeployed].join(", ")}; a new draw of hosts: their earlier cells' hosts are listed as "<deployment> (before resume ${n})")` +
+        (options.inWaves?.length ? `, in the run's own wave${options.inWaves.length === 1 ? "" : "s"} ${options.inWaves.join(", ")}${options.inWaves.length > 1 ? ", one after another" : ""}` : "");
   // The resume's own target facts (kernel features, CPUs…) and provenance, kept apart from the earlier run's.
   const resumedFacts = Object.fromEntries(Object.entries(resumed.environment.facts).map(([k, v]) => [`resume.${n}.${k}`, v]));
   const earlierHadHosts = earlier.environment.shaping.note !== NO_SHAPING.note;
@@ -155,7 +216,11 @@ export function mergeResumed(
     },
     variants,
     measurements,
-    comparisons: compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells),
+    // A run made in waves keeps its wave notes (a FLAGGED comparison stays flagged): each
+    // deployment counted in the wave the run planned it in (a resume brings it up in that wave's place).
+    comparisons: earlier.waves && earlier.waves.planned > 1
+      ? withWaveNotes(compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells), measurements, waveOfDeployment(plannedWaves(earlier.waves).map((deployments) => ({ deployments }))))
+      : compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells),
     pairComparisons: comparePairs(sampled, plan.cells),
     teardown: resumed.teardown,
   };
@@ -255,6 +320,9 @@ export async function resumeRun(options: ResumeOptions): Promise<ResumeOutcome> 
       `nothing to resume in ${runDir}: every one of its ${plan.cells.length} cells was measured${failed ? ` or failed for a reason of its own (${failed}; --retry-failed runs them again)` : ""} (status ${earlier.status})`,
     );
   }
+  const sub = resumePlan(plan, cells);
+  // A run made in waves: its own waves again (hosts re-attached to are up already: no wave to bring up).
+  const waves = options.reattached ? undefined : resumeWaves(sub, earlier.waves, runDir);
   const work = join(runDir, RESUME_FOLDER);
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
@@ -268,12 +336,14 @@ export async function resumeRun(options: ResumeOptions): Promise<ResumeOutcome> 
   }
   log(
     `resuming run ${earlier.runId}: ${cells.length} of ${plan.cells.length} cells to measure, ${options.reattached ? "on the hosts it left up" : "on hosts brought up again"}` +
+      (waves ? `, in the run's own wave${waves.runWaves.length === 1 ? "" : "s"} ${waves.runWaves.join(", ")} of ${earlier.waves!.planned}${waves.runWaves.length > 1 ? " (one after another, as the run was sized: each torn down before the next)" : ""}` : "") +
+      (options.reattached && earlier.waves && earlier.waves.planned > 1 ? ` (the run went in ${earlier.waves.planned} waves; the hosts re-attached to are all up already, so none is brought up)` : "") +
       (detached.size ? `; ${detached.size} detached client(s) it started are collected where it stopped` : ""),
   );
   const workFiles = new RunFiles(work, { runId: options.resumeRunId, warn: log });
   const resumed = await runExperiment({
     source: earlier.experiment.source,
-    plan: resumePlan(plan, cells),
+    plan: sub,
     target: options.target,
     runId: options.resumeRunId,
     runDir: work,
@@ -283,6 +353,7 @@ export async function resumeRun(options: ResumeOptions): Promise<ResumeOutcome> 
     ...(options.facts ? { facts: options.facts } : {}),
     files: workFiles,
     ...(detached.size ? { reattach: { cells: detached, earlierRunDir: runDir } } : {}),
+    ...(waves ? { waves: waves.plan } : {}),
   });
   const n = resumesIn(earlier) + 1;
   moveInto(work, runDir, { n, carried: new Set([...detached.keys()].map(cellSlug)) });
@@ -298,6 +369,7 @@ export async function resumeRun(options: ResumeOptions): Promise<ResumeOutcome> 
   const merged = mergeResumed(plan, earlier, resumed, samplesOf, (options.now?.() ?? new Date()).toISOString(), {
     sameHosts: Boolean(options.reattached),
     reattachedCells: resumed.measurements.filter((m) => detached.has(m.cell) && m.status === "ok").length,
+    ...(waves ? { inWaves: waves.runWaves } : {}),
   });
   files.writeResults(merged, true);
   rmSync(work, { recursive: true, force: true });

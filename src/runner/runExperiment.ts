@@ -10,7 +10,7 @@ import { RunFiles } from "../results/runFiles.ts";
 import type { Results, ShapingStatus, TeardownReport } from "../results/schema.ts";
 import type { Environment, HostEndpoint, Target } from "../targets/target.ts";
 import { runOrder, type RunStep } from "../plan/schedule.ts";
-import { wavePlan, type WavePlan } from "../plan/waves.ts";
+import { waveOfDeployment, wavePlan, type WavePlan } from "../plan/waves.ts";
 import { mergeTeardown, withWaveNotes, type WaveRun } from "../results/waveRecords.ts";
 import { findTool } from "../tools/registry.ts";
 import { BASE_PORT, cellSlug, cellWorkDir, failedCell, runCell } from "./cellRunner.ts";
@@ -143,7 +143,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     teardown: fields.teardown,
     ...(fields.timing ? { timing: fields.timing } : {}),
     // Declared below, read when results are written (at the first checkpoint, after them).
-    ...(planned ? { waves: { limits: planned.limits.source, reasons: planned.reasons, planned: waves.length, runs: waveRuns.map((r) => ({ ...r, facts: { ...r.facts } })) } } : {}),
+    ...(planned ? { waves: { limits: planned.limits.source, reasons: planned.reasons, planned: waves.length, plannedWaves: waves.map((w) => [...w.deployments]), runs: waveRuns.map((r) => ({ ...r, facts: { ...r.facts } })) } } : {}),
   });
   // results.json while the run goes on: a crash keeps every finished cell (see checkpointDue).
   let checkpointed = 0;
@@ -367,7 +367,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   const done = new Set(sampled.map((s) => s.measurement.cell));
   const notRun = plan.cells.filter((c) => !done.has(c.id));
   const reason = abortedBeforeTeardown ? "interrupted before this cell ran" : runError ? "not run: the run failed before this cell ran (see the run's error)" : "not run";
-  const waveOf = new Map(waves.flatMap((w, i) => w.deployments.map((d) => [d, i] as const)));
+  const waveOf = waveOfDeployment(waves);
   for (const c of notRun) sampled.push(failedCell(c, reason));
 
   const ok = sampled.filter((s) => s.measurement.status === "ok").length;

@@ -31,8 +31,10 @@ export interface TargetOptions {
   replicas?: number;
   /** Folder run folders are kept in (for printed follow-up commands). */
   resultsRoot: string;
-  /** Azure: the cost line the preflight computed, shown again at the confirmation. */
+  /** Azure: the cost line the preflight computed (the whole run, every wave), shown again at the confirmation. */
   costSummary?: string;
+  /** Azure: the cost line of part of the run (a wave's plan), at the preflight's prices: each wave's confirmation shows its own. */
+  costOf?: (plan: Plan) => string;
   /** Azure: the subscription the preflight settled on; the target deploys and tears down there. */
   subscriptionId?: string;
 }

@@ -1,5 +1,6 @@
 import type { Plan } from "../plan/types.ts";
 import type { WaveLimits } from "../plan/waves.ts";
+import type { ResourceSku } from "./azure/catalog/sizes/resourceSku.ts";
 import type { ShapingStatus, TeardownReport } from "../results/schema.ts";
 import type { HostPlacement } from "../results/placement.ts";
 
@@ -78,5 +79,12 @@ export interface Target {
    * subscription's free vCPU and public IP quota in the plan's regions), for the run's waves
    * (plan/waves.ts). Absent or undefined: no limit but the user's --max-vcpus. Creates nothing.
    */
-  waveLimits?(plan: Plan, ctx: TargetContext): Promise<WaveLimits | undefined>;
+  waveLimits?(plan: Plan, ctx: TargetContext): Promise<TargetWaveLimits | undefined>;
 }
+
+/**
+ * What `waveLimits` read: the limits, and the size entries read live with them (Azure: the
+ * subscription's Resource SKUs in the plan's regions), which each deployment's vCPUs and quota
+ * family are counted from (cli/runWaves.ts). Without `skus`: latlab's offline size catalog.
+ */
+export type TargetWaveLimits = WaveLimits & { skus?: readonly ResourceSku[] };

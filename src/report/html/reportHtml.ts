@@ -1,7 +1,8 @@
 /**
  * report.html: one self-contained page per run — no script, no CDN, no web font; the charts are
  * SVG drawn in Node — that opens from disk offline. What was asked and what was got, one sentence
- * per comparison, the comparison table, the charts, the placement of every host, and what failed.
+ * per comparison, the comparison table, the waves of a run made in waves, the charts, the
+ * placement of every host, and what failed.
  */
 import type { Results } from "../../results/schema.ts";
 import { seedSizeLines } from "../seedSizes.ts";
@@ -9,6 +10,7 @@ import { fmt, notEmulatedAxes, overLabel, placementTable, timingLine, unitLabel 
 import { comparisonCaveats } from "../../results/comparisons.ts";
 import { caveatCell } from "../../results/placement.ts";
 import { formatP, verdicts } from "../verdicts.ts";
+import { crossGroupWaveNote } from "../../results/waveRecords.ts";
 import type { MeasureCharts } from "./reportCharts.ts";
 import { escapeHtml } from "./escapeHtml.ts";
 import { renderSvg } from "./renderSvg.ts";
@@ -26,7 +28,7 @@ table { border-collapse: collapse; font-size: .85rem; margin: 8px 0; display: bl
 th, td { border: 1px solid #d0d7de; padding: 3px 7px; text-align: left; white-space: nowrap; vertical-align: top; }
 th { background: #f6f8fa; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.mismatch td, .mismatch { background: #ffebe9; }
-ul.verdicts li { margin: 4px 0; } ul.verdicts li.placement-caveat { border-left: 3px solid #cf222e; padding-left: 6px; } .finding-lower, .finding-higher { font-weight: 600; } .finding-no-clear-difference, .finding-no-CI { color: #57606a; }
+ul.verdicts li { margin: 4px 0; } ul.verdicts li.placement-caveat, ul.verdicts li.wave-caveat { border-left: 3px solid #cf222e; padding-left: 6px; } .finding-lower, .finding-higher { font-weight: 600; } .finding-no-clear-difference, .finding-no-CI { color: #57606a; }
 figure { margin: 16px 0 24px; } figure svg { max-width: 100%; height: auto; } figcaption { font-size: .85rem; color: #57606a; max-width: 760px; }
 .note { background: #fff8c5; padding: 6px 10px; border-radius: 6px; font-size: .9rem; }
 .topology { display: flex; flex-wrap: wrap; gap: 10px; }
@@ -99,6 +101,41 @@ function comparisonTableHtml(results: Results, labels: Map<number, string>): str
   return `<table><thead>${row(["variant", "baseline", "measure", "pair", "metric", "n (base / cand)", "mean base", "mean cand", "ratio", "Δmean [95% CI]", "p Welch", "over", ...(placementColumn ? ["placement"] : [])].map(th))}</thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
+/**
+ * A run made in waves (quota, --max-vcpus): which variants and replicas each wave held, what each
+ * took, and what reading across waves means. Empty for a run in one wave.
+ */
+function wavesHtml(results: Results): string {
+  const w = results.waves;
+  if (!w || w.planned < 2) return "";
+  const ran = new Map(w.runs.map((r) => [r.wave, r]));
+  const s = (v: number) => v.toFixed(1);
+  const rows = Array.from({ length: w.planned }, (_, i) => {
+    const r = ran.get(i + 1);
+    if (!r) {
+      const planned = w.plannedWaves?.[i];
+      return row([td(`${i + 1}`, true), td("—"), td("—"), td(planned ? planned.join(", ") : "—"), td("not reached"), td("—"), td("—")], "mismatch");
+    }
+    return row([
+      td(`${r.wave}`, true),
+      td(r.variants.join(", ")),
+      td(r.replicas.join(", ")),
+      `<td style="white-space:normal">${escapeHtml(r.deployments.join(", "))}</td>`,
+      td(r.startedAt),
+      td(`${s(r.bringUpSeconds)} / ${s(r.cellsSeconds)} / ${s(r.teardownSeconds)}`, true),
+      td(r.teardown),
+    ], r.teardown === "failed" ? "mismatch" : "");
+  });
+  const across = crossGroupWaveNote(results);
+  return [
+    `<h2>Waves</h2>`,
+    `<p>This run went in ${w.planned} waves, sized against ${escapeHtml(w.limits)}: each was brought up, measured and torn down before the next, so each wave had hosts of its own, at its own time. A comparison whose sides ran in the same wave compares hosts measured side by side; across waves, the waves differ too.</p>`,
+    w.reasons.length ? `<ul class="wave-reasons">${w.reasons.map((r) => `<li>${escapeHtml(r)}</li>`).join("")}</ul>` : "",
+    `<table class="waves"><thead>${row(["wave", "variants", "replicas", "deployments", "started", "bring-up / cells / teardown (s)", "teardown"].map(th))}</thead><tbody>${rows.join("")}</tbody></table>`,
+    across ? `<p class="note wave-groups">${escapeHtml(across)}</p>` : "",
+  ].join("\n");
+}
+
 export interface ReportHtmlOptions {
   /** Each chart's spec file, relative to report.html (the specs are saved beside it). */
   specPath?: (chartId: string) => string;
@@ -132,12 +169,14 @@ ${seedSizeLines(results.experiment.seedSizes, results.variants.flatMap((v) => v.
 ${results.error ? `<p class="note">${escapeHtml(results.error)}</p>` : ""}
 </header>
 <h2>Verdicts</h2>
-${list.length ? `<ul class="verdicts">${list.map((v) => `<li class="verdict finding-${v.finding.replace(/ /g, "-")}${v.placement ? " placement-caveat" : ""}" data-variant="${escapeHtml(v.variant)}" data-measure="${v.measure}" data-pair="${escapeHtml(v.pair)}">${escapeHtml(v.text)}</li>`).join("")}</ul>` : "<p>No comparisons to state.</p>"}
+${list.length ? `<ul class="verdicts">${list.map((v) => `<li class="verdict finding-${v.finding.replace(/ /g, "-")}${v.placement ? " placement-caveat" : ""}${v.waves ? " wave-caveat" : ""}" data-variant="${escapeHtml(v.variant)}" data-measure="${v.measure}" data-pair="${escapeHtml(v.pair)}">${escapeHtml(v.text)}</li>`).join("")}</ul>` : "<p>No comparisons to state.</p>"}
 ${list.some((v) => v.placement) ? `<p class="note">${list.filter((v) => v.placement).length} comparison(s) rest on a proximity placement group that ARM did not report Aligned: their verdicts, their rows in the comparison table and the placement evidence below say which.</p>` : ""}
 ${notEmulated.length ? `<p class="note">Not emulated on ${escapeHtml(results.target)}: ${escapeHtml(notEmulated.join(", "))} — differences between variants that differ only in these are noise here, not findings.</p>` : ""}
 <p class="note">${escapeHtml(results.environment.shaping.note)}</p>
+${list.some((v) => v.waves) ? `<p class="note">${list.filter((v) => v.waves).length} comparison(s) are FLAGGED: the baseline ran only in another wave than the candidate (other hosts, another time); their verdicts, their rows in the comparison table ("over") and the Waves section say which.</p>` : ""}
 <h2>Comparisons</h2>
 ${comparisonTableHtml(results, labels)}
+${wavesHtml(results)}
 <h2>Charts</h2>
 ${figures.join("\n") || "<p>No samples to draw.</p>"}
 <h2>What was asked and what was got</h2>

@@ -1,7 +1,10 @@
 import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
-import { confirmOnTerminal, LISTING_MAX_BUFFER, listingArgs, listingFailure, rehearsalSshFrom } from "../../../src/targets/azure/lifecycle/preflight.ts";
+import { confirmOnTerminal, costOfPart, LISTING_MAX_BUFFER, listingArgs, listingFailure, rehearsalSshFrom } from "../../../src/targets/azure/lifecycle/preflight.ts";
+import { buildPlan, defineExperiment } from "../../../src/index.ts";
+import { wavePlan } from "../../../src/plan/waves.ts";
+import { loadPriceSnapshot } from "../../../src/targets/azure/catalog/prices.ts";
 
 // (Here rather than in tests/unit/targets: what the CLI's run hands the Azure preflight.)
 describe("the offline listing subprocess", () => {
@@ -91,5 +94,29 @@ describe("Deploy? [y/N]", () => {
     const output = new PassThrough();
     expect(await confirmOnTerminal("2 VMs", { input: new PassThrough(), output })).toBe(false);
     expect(String(output.read())).toMatch(/not a terminal and no --yes: not deploying/);
+  });
+});
+
+describe("the cost shown at each deploy's confirmation", () => {
+  it("costOfPart prices a wave's plan on its own (less than the whole run), and the whole plan as the preflight's line", () => {
+    const plan = buildPlan(
+      defineExperiment({
+        name: "w",
+        description: "w",
+        axes: { ppg: [false, true] },
+        replicas: 2,
+        defaults: { region: "eastus", zone: null, size: "Standard_D4s_v5", accelnet: false },
+        hosts: { client: {}, server: {} },
+        measure: [{ tool: "ping", params: { count: 3, interval: 0.1 } }],
+      }),
+    );
+    const costOf = costOfPart(loadPriceSnapshot(), false);
+    const usd = (line: string) => Number(/^\$([\d.]+)\/h/.exec(line)?.[1]);
+    const whole = costOf(plan);
+    const wave = costOf(wavePlan(plan, [plan.deployments[0]!.id]));
+    expect(whole).toMatch(/^\$[\d.]+\/h/);
+    expect(wave).not.toBe(whole);
+    // One deployment of four: a quarter of the hourly rate.
+    expect(usd(wave) * 4).toBeCloseTo(usd(whole), 2);
   });
 });

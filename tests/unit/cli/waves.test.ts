@@ -105,6 +105,46 @@ describe("runWaves (what `latlab run` decides once the run has started)", () => 
     expect(log.at(-1)).toMatch(/wave 4 of 4: [\s\S]*cost: \$[\d.]+\/h[\s\S]*wall time: about/);
   });
 
+  describe("sizes read live with the limits (Azure: the subscription's SKU list)", () => {
+    const weird = buildPlan(
+      defineExperiment({
+        name: "w",
+        description: "w",
+        axes: { ppg: [false, true] },
+        replicas: 2,
+        defaults: { region: "eastus", zone: null, size: "Standard_Weird", accelnet: false },
+        hosts: { client: {}, server: {} },
+        measure: [{ tool: "ping", params: { count: 3, interval: 0.1 } }],
+      }),
+    );
+    const sku = (capabilities: { name: string; value: string }[]) => ({ resourceType: "virtualMachines", name: "Standard_Weird", family: "standardWeirdFamily", locations: ["eastus"], capabilities });
+    const live = (skus: ReturnType<typeof sku>[]): Target => ({ ...target(), waveLimits: async () => ({ ...profileLimits(), skus }) });
+
+    it("each deployment's vCPUs come from the live SKU list, not counted as 0 where the catalog does not know the size", async () => {
+      const log: string[] = [];
+      // 4 deployments × 2 hosts × 8 vCPUs = 64 > 20: waves of one deployment (16 vCPUs) each.
+      const waves = await runWaves(weird, live([sku([{ name: "vCPUs", value: "8" }])]), ctx(log), undefined);
+      expect(waves!.waves).toHaveLength(4);
+      expect(waves!.waves[0]!.regions).toEqual([{ region: "eastus", vcpus: 16, publicIps: 2, families: [{ family: "standardWeirdFamily", vcpus: 16, unknownSizes: [] }] }]);
+      expect(waves!.unknown).toEqual([]);
+      // The SKU list is not carried into the wave plan (the limits alone).
+      expect(Object.keys(waves!.limits).sort()).toEqual(["otherRegions", "regions", "source"]);
+    });
+
+    it("a size whose vCPUs the live list leaves UNKNOWN too: refused before the first wave, naming the size", async () => {
+      await expect(runWaves(weird, live([sku([])]), ctx([]), undefined)).rejects.toThrow(
+        /^fake target: not deploying \(nothing was created\): vCPUs UNKNOWN for Standard_Weird: neither latlab's size catalog nor the SKU list the fake target read live gives its vCPUs/,
+      );
+    });
+
+    it("a target that reads no SKU list (local, --max-vcpus): counted as 0, and it says it is never checked live", async () => {
+      const log: string[] = [];
+      const waves = await runWaves(weird, target(), ctx(log), 8);
+      expect(waves!.unknown).toEqual(["vCPUs UNKNOWN for Standard_Weird: counted as 0 in these waves; the fake target reads no SKU list, so it is never checked live"]);
+      expect(log.join("\n")).not.toContain("checked live before deploying");
+    });
+  });
+
   it("a deployment that cannot fit even alone: an error naming the target, the limit and that nothing was created", async () => {
     await expect(runWaves(plan, target(profileLimits()), ctx([]), 4)).rejects.toThrow(/^fake target: not deploying \(nothing was created\): a deployment does not fit even alone in new pay-as-you-go subscription \(documented default quotas\), whatever the number of waves:\n {2}deployment ppg=false#r0 .*--max-vcpus: needs 8 vCPUs, 4 available/);
   });

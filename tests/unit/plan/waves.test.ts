@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
 import type { Plan } from "../../../src/plan/types.ts";
-import { planWaves, singleWave, sumDemands, WaveRefusal, wavePlan, type DeploymentDemand, type WaveLimits } from "../../../src/plan/waves.ts";
+import { placementOrder, planWaves, singleWave, sumDemands, UNKNOWN_VCPUS_NOTE, waveOfDeployment, WaveRefusal, wavePlan, type DeploymentDemand, type WaveLimits } from "../../../src/plan/waves.ts";
 import { deploymentDemands, maxVcpusLimits, profileLimits } from "../../../src/targets/azure/catalog/quota.ts";
 import { NEW_SUBSCRIPTION_PROFILE } from "../../../src/targets/azure/catalog/subscriptionProfile.ts";
 
@@ -133,13 +133,36 @@ describe("planWaves", () => {
     ]);
   });
 
-  it("vCPUs UNKNOWN for a size latlab's catalog does not know: not counted, said, checked live", () => {
+  it("vCPUs UNKNOWN for a size latlab's catalog does not know: counted as 0, and said so truthfully (refused on Azure, never checked live locally)", () => {
     const p = planOf(["a"], 1, "Standard_Weird");
     const demands = deploymentDemands(p);
     expect(demands[0]!.regions[0]!.families[0]).toMatchObject({ family: "UNKNOWN(Standard_Weird)", vcpus: 0, unknownSizes: ["Standard_Weird"] });
     const w = planWaves(p, demands, profileLimits());
     expect(w.waves).toHaveLength(1);
-    expect(w.unknown).toEqual(["vCPUs UNKNOWN for Standard_Weird: waves checked live before deploying"]);
+    expect(w.unknown).toEqual([`vCPUs UNKNOWN for Standard_Weird: counted as 0 in these waves; ${UNKNOWN_VCPUS_NOTE}`]);
+    expect(UNKNOWN_VCPUS_NOTE).toContain("the local target never checks it live");
+    expect(w.unknown.join("\n")).not.toContain("waves checked live before deploying");
+    // A caller that knows where it runs says so instead.
+    expect(planWaves(p, demands, maxVcpusLimits(8), { unknownNote: "the local target reads no SKU list, so it is never checked live" }).unknown).toEqual([
+      "vCPUs UNKNOWN for Standard_Weird: counted as 0 in these waves; the local target reads no SKU list, so it is never checked live",
+    ]);
+  });
+
+  it("rotates the baseline groups by one a replica, however sparse the baselines' ranks (accelnet-on-off's shape, 3 replicas)", () => {
+    // Three groups (placements) of two variants each: baselines at ranks 0, 2 and 4 of 6 variants.
+    const p = planOf(["cz0", "cz1", "sz0", "sz1", "pp0", "pp1"], 3, "Standard_D2s_v5", { "vnet=cz1": "vnet=cz0", "vnet=sz0": "vnet=sz0", "vnet=sz1": "vnet=sz0", "vnet=pp0": "vnet=pp0", "vnet=pp1": "vnet=pp0" });
+    const order = placementOrder(deploymentDemands(p), p.variants.map((v) => v.id), p.baselineOf);
+    const groupsOf = (replica: number) => [...new Set(order.filter((d) => d.replica === replica).map((d) => p.baselineOf[d.variants[0]!]))];
+    expect([0, 1, 2].map(groupsOf)).toEqual([
+      ["vnet=cz0", "vnet=sz0", "vnet=pp0"],
+      ["vnet=sz0", "vnet=pp0", "vnet=cz0"],
+      ["vnet=pp0", "vnet=cz0", "vnet=sz0"],
+    ]);
+    // Within a group: its baseline first, then the variants compared with it.
+    expect(order.filter((d) => d.replica === 1).map((d) => d.variants[0])).toEqual(["vnet=sz0", "vnet=sz1", "vnet=pp0", "vnet=pp1", "vnet=cz0", "vnet=cz1"]);
+    // Room for one group a wave: each replica starts with another group, so no group always comes last.
+    const w = planWaves(p, deploymentDemands(p), maxVcpusLimits(8));
+    expect(w.waves.map((x) => `${x.variants[0]}#${x.replicas.join()}`)).toEqual(["vnet=cz0#0", "vnet=sz0#0", "vnet=pp0#0", "vnet=sz0#1", "vnet=pp0#1", "vnet=cz0#1", "vnet=pp0#2", "vnet=cz0#2", "vnet=sz0#2"]);
   });
 
   it("live limits per region and family: a region's own figures, another region unlimited", () => {
@@ -173,6 +196,10 @@ describe("wavePlan / sumDemands / singleWave", () => {
       { region: "eastus", vcpus: 12, publicIps: 4, families: [{ family: "standardDSv5Family", vcpus: 12, unknownSizes: [] }] },
       { region: "westus", vcpus: 2, publicIps: 1, families: [{ family: "standardBSFamily", vcpus: 2, unknownSizes: [] }] },
     ]);
+  });
+
+  it("waveOfDeployment: each deployment's 0-based wave", () => {
+    expect([...waveOfDeployment([{ deployments: ["a#r0", "b#r0"] }, { deployments: ["a#r1"] }])]).toEqual([["a#r0", 0], ["b#r0", 0], ["a#r1", 1]]);
   });
 
   it("singleWave holds every deployment", () => {

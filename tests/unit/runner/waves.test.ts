@@ -9,6 +9,8 @@ import { describe, expect, it } from "vitest";
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
 import type { Plan } from "../../../src/plan/types.ts";
 import { planWaves, type WavePlan } from "../../../src/plan/waves.ts";
+import { ResumeError, resumePlan, resumeRun, resumeWaves } from "../../../src/runner/resumeRun.ts";
+import type { WavesRecord } from "../../../src/results/waveRecords.ts";
 import type { Connect } from "../../../src/runner/connections.ts";
 import { runExperiment, type RunOptions } from "../../../src/runner/runExperiment.ts";
 import { ResultsSchema } from "../../../src/results/schema.ts";
@@ -16,6 +18,7 @@ import { deploymentDemands, maxVcpusLimits } from "../../../src/targets/azure/ca
 import type { Environment, Target, TargetContext } from "../../../src/targets/target.ts";
 import { fakeSsh } from "./fakeSsh.ts";
 import { fakeTarget, silentProgress } from "./fakeTarget.ts";
+import { endpoint } from "./fakeSsh.ts";
 import { tempDirs } from "../../tempDirs.ts";
 
 const tempDir = tempDirs();
@@ -86,6 +89,10 @@ describe("runExperiment in waves", () => {
     expect(ResultsSchema.parse(results).waves).toMatchObject({
       limits: "--max-vcpus 8",
       planned: 2,
+      plannedWaves: [
+        ["ppg=false#r0", "ppg=true#r0"],
+        ["ppg=false#r1", "ppg=true#r1"],
+      ],
       runs: [
         { wave: 1, deployments: ["ppg=false#r0", "ppg=true#r0"], variants: ["ppg=false", "ppg=true"], replicas: [0], targetRunId: "unit-w1", teardown: "ok" },
         { wave: 2, deployments: ["ppg=false#r1", "ppg=true#r1"], variants: ["ppg=false", "ppg=true"], replicas: [1], targetRunId: "unit-w2", teardown: "ok" },
@@ -178,5 +185,62 @@ describe("runExperiment in waves", () => {
     expect(events).toEqual([`up unit ${plan.deployments.map((d) => d.id).join(",")} cells=4`, "down"]);
     expect(results.waves).toBeUndefined();
     expect(results.comparisons[0]!.inference.waves).toBeUndefined();
+  });
+});
+
+describe("latlab resume of a run made in waves", () => {
+  /** The baselines in wave 1, the candidates in wave 2: the comparison is FLAGGED. */
+  const split: WavePlan = {
+    ...twoWaves,
+    waves: [
+      { ...twoWaves.waves[0]!, deployments: ["ppg=false#r0", "ppg=false#r1"], variants: ["ppg=false"], replicas: [0, 1] },
+      { ...twoWaves.waves[1]!, deployments: ["ppg=true#r0", "ppg=true#r1"], variants: ["ppg=true"], replicas: [0, 1] },
+    ],
+  };
+  /** Hosts that answer ping, except those of `broken` deployments (their connection is lost: cut-off cells a resume runs). */
+  const connectExcept = (broken: string[]): Connect => async (h, o) => {
+    if (broken.includes(h.deployment)) throw new Error("connection to client (127.0.0.1:1) lost at 2026-11-23T11:00:00.000Z (reset)");
+    return connect(h, o);
+  };
+
+  it("brings the cells left up in the run's own waves, one after another, and keeps the comparisons' wave notes (FLAGGED stays flagged)", async () => {
+    const runDir = tempDir("latlab-unit-waves-resume-");
+    const first = await runExperiment({ source: "fake.ts", plan, target: fakeTarget(), runId: "first", runDir, progress: silentProgress, signal: new AbortController().signal, connect: connectExcept(["ppg=false#r1", "ppg=true#r1"]), waves: split });
+    expect(first.status).toBe("partial");
+    expect(first.waves?.plannedWaves).toEqual([["ppg=false#r0", "ppg=false#r1"], ["ppg=true#r0", "ppg=true#r1"]]);
+
+    const target = fakeTarget({ host: (d, role) => endpoint(d, role) });
+    const logs: string[] = [];
+    const { results } = await resumeRun({ runDir, resumeRunId: "again", target, progress: { ...silentProgress, log: (m) => logs.push(m) }, signal: new AbortController().signal, connect: connectExcept([]), now: () => new Date("2026-11-23T12:00:00Z") });
+    // Not everything at once: wave 1's deployment left, torn down, then wave 2's.
+    expect(target.ups).toEqual([["ppg=false#r1"], ["ppg=true#r1"]]);
+    expect(target.downs).toBe(2);
+    expect(logs.join("\n")).toContain("in the run's own waves 1, 2 of 2 (one after another, as the run was sized: each torn down before the next)");
+    expect(results.status).toBe("complete");
+    const c = results.comparisons[0]!;
+    expect(c.inference.waves).toMatchObject({ balanced: false, baselineElsewhere: true });
+    expect(c.inference.note).toContain("ppg=true vs ppg=false: FLAGGED — the baseline ran only in wave 1, the candidate only in wave 2");
+    expect(results.waves?.planned).toBe(2);
+    expect(results.environment.facts["resume.1"]).toContain("in the run's own waves 1, 2, one after another");
+  });
+
+  it("a deployment results.json names no wave for (an older run stopped before that wave): refused, saying why, nothing brought up", () => {
+    const older: WavesRecord = {
+      limits: "--max-vcpus 8",
+      reasons: [],
+      planned: 2,
+      runs: [{ wave: 1, deployments: ["ppg=false#r0", "ppg=true#r0"], variants: ["ppg=false", "ppg=true"], replicas: [0], targetRunId: "x-w1", startedAt: "", bringUpSeconds: 0, cellsSeconds: 0, teardownSeconds: 0, teardown: "ok", facts: {} }],
+    };
+    const sub = resumePlan(plan, plan.cells.filter((c) => c.replica === 1 || c.deployment === "ppg=true#r0"));
+    expect(() => resumeWaves(sub, older, "/runs/x")).toThrow(ResumeError);
+    expect(() => resumeWaves(sub, older, "/runs/x")).toThrow(
+      /^cannot resume \/runs\/x in its waves: the run went in 2 waves \(sized against --max-vcpus 8\), but its results.json .* does not say which wave deployment\(s\) ppg=false#r1, ppg=true#r1 were planned in/,
+    );
+    // What it does know is kept: wave 1's deployment alone.
+    const known = resumeWaves(resumePlan(plan, plan.cells.filter((c) => c.deployment === "ppg=true#r0")), older, "/runs/x");
+    expect(known?.runWaves).toEqual([1]);
+    expect(known?.plan.waves.map((w) => w.deployments)).toEqual([["ppg=true#r0"]]);
+    // A run in one wave: no waves.
+    expect(resumeWaves(sub, undefined, "/runs/x")).toBeUndefined();
   });
 });

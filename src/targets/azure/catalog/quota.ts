@@ -193,8 +193,9 @@ function sizeIssues(need: SizeNeed, region: string, skus: readonly ResourceSku[]
   const regionWide = restrictions.find((r) => r.type === "Location" || (r.type !== "Zone" && !r.restrictionInfo?.zones?.length));
   if (regionWide) {
     // A previous-generation size is closed to new subscriptions for good: no access request will open it.
-    const pg = previousGeneration(need.size, need.vcpusEach);
-    const how = pg ? describePreviousGeneration(need.size, pg) : `pick another size or region, or ask Azure support for access (${QUOTA_DOCS.skuAccess})`;
+    const canonical = sizeFacts(need.size).name;
+    const pg = previousGeneration(canonical, need.vcpusEach);
+    const how = pg ? describePreviousGeneration(canonical, pg) : `pick another size or region, or ask Azure support for access (${QUOTA_DOCS.skuAccess})`;
     return [{ ...base, path, zones: null, message: `${need.size} is ${reason(regionWide)} in ${region} (restriction type ${regionWide.type ?? "not given"}); ${how}` }];
   }
   const restrictedZones = new Set(restrictions.flatMap((r) => r.restrictionInfo?.zones ?? []));

@@ -2,12 +2,11 @@ import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Plan } from "../../../plan/types.ts";
 import type { ShapingStatus, TeardownReport } from "../../../results/schema.ts";
-import type { Environment, HostEndpoint, Target, TargetContext } from "../../target.ts";
+import type { Environment, HostEndpoint, Target, TargetContext, TargetWaveLimits } from "../../target.ts";
 import { createPassphrase, destroyCommand, removeSpentRunFiles, statePath, workspaceDir, writeRunState, type AzureRunState } from "./destroyRun.ts";
 import { generateRunKeys, removeRunKeys, type RunKeys } from "../access/keys.ts";
 import type { ComputeCapacity } from "../catalog/computeCapacity.ts";
 import { checkCapacity, formatVcpuNeeds, liveLimits, publicIpIssues, publicIpNeeds, vcpuNeeds } from "../catalog/quota.ts";
-import type { WaveLimits } from "../../../plan/waves.ts";
 import { azureReadyAndProbe } from "../access/probe.ts";
 import { PULUMI_CLI_VERSION } from "./pulumiVersion.ts";
 import { azureRunGroups, type RunGroups } from "./runGroups.ts";
@@ -70,8 +69,13 @@ export interface AzureTargetOptions {
    * rehearsal reads its emulator's instead. Absent (and no rehearsal): not read.
    */
   readPlacement?: PlacementReader;
-  /** The cost line the preflight computed (prices.ts costSummary), shown in the confirmation. */
+  /** The cost line the preflight computed for the whole run, every wave (prices.ts costSummary), shown in the confirmation. */
   costSummary?: string;
+  /**
+   * The cost line of the plan up() is given, at the preflight's prices: a run in waves gives each
+   * wave's up() that wave's plan, and its confirmation shows the wave's own cost beside the whole run's.
+   */
+  costOf?: (plan: Plan) => string;
   /** Rehearse against the emulator instead of Azure (no account, no cost). */
   rehearsal?: RehearsalFactory;
   stackFactory: StackFactory;
@@ -222,7 +226,19 @@ export async function checkSubscriptionCapacity(
   return facts;
 }
 
-export function deploySummary(plan: Plan, runId: string, expiresAt: Date, cost?: string): string {
+/**
+ * The cost lines of a confirmation: `own` the cost of the plan about to be deployed (a wave's, in
+ * a run in waves), `whole` the whole run's, every wave. One line when they are the same (the run
+ * in one deploy); only the whole run's, said to be that, when the deploy's own is not known.
+ */
+export function deployCostLines(cost: { own?: string | undefined; whole?: string | undefined }): string[] {
+  const { own, whole } = cost;
+  if (own !== undefined && (whole === undefined || own === whole)) return [`cost: ${own}`];
+  if (own !== undefined) return [`cost of this wave: ${own}`, `cost of the whole run, every wave: ${whole}`];
+  return whole !== undefined ? [`cost of the whole run (every wave, when it goes in waves): ${whole}`] : [];
+}
+
+export function deploySummary(plan: Plan, runId: string, expiresAt: Date, cost?: string | { own?: string | undefined; whole?: string | undefined }): string {
   const sizes = new Map<string, number>();
   const regions = new Set<string>();
   for (const d of plan.deployments) for (const h of d.hosts) {
@@ -234,7 +250,9 @@ export function deploySummary(plan: Plan, runId: string, expiresAt: Date, cost?:
     `azure: run ${runId} will create ${vms} VM${vms === 1 ? "" : "s"} (${[...sizes].map(([s, n]) => `${n}× ${s}`).join(", ")}) ` +
     `in ${[...regions].join(", ")} across ${plan.deployments.length} deployment${plan.deployments.length === 1 ? "" : "s"}; ` +
     `they are billed while they exist, tagged owner=latlab, expiresAt=${expiresAt.toISOString()}, and destroyed at the end of the run` +
-    (cost ? `\n  cost: ${cost}` : "")
+    deployCostLines(typeof cost === "string" ? { own: cost } : (cost ?? {}))
+      .map((l) => `\n  ${l}`)
+      .join("")
   );
 }
 
@@ -342,7 +360,7 @@ export class AzureTarget implements Target {
     const readCapacity = s.rehearsal ? (regions: readonly string[]) => s.rehearsal!.readCapacity(regions) : o.readCapacity;
     const liveSizeFacts = readCapacity ? await checkSubscriptionCapacity(plan, readCapacity, log) : undefined;
     if (signal.aborted) throw interrupted();
-    const summary = deploySummary(plan, s.runId, expiresAt, s.rehearsal ? undefined : o.costSummary);
+    const summary = deploySummary(plan, s.runId, expiresAt, s.rehearsal ? undefined : { own: o.costOf?.(plan), whole: o.costSummary });
     if (s.rehearsal) {
       log(`${summary} — rehearsed: by the emulator, at no cost`);
     } else if (o.confirm) {
@@ -480,28 +498,30 @@ export class AzureTarget implements Target {
    * The subscription's free quota in the plan's regions (Compute and Network usages: limit − in
    * use), which the run's waves are sized against (plan/waves.ts), read where the deploy goes:
    * Azure, or a rehearsal's emulator — started for the read and stopped again (each wave's up()
-   * starts its own). Undefined when there is nothing to read. Creates nothing; each wave's up()
-   * still checks its own deployments against the figures of that moment.
+   * starts its own) — with the SKU entries read beside it (every region's, together), so each
+   * size's vCPUs and family come from the subscription's own list, as each wave's check counts
+   * them. Undefined when there is nothing to read. Creates nothing; each wave's up() still checks
+   * its own deployments against the figures of that moment.
    */
-  async waveLimits(plan: Plan, ctx: TargetContext): Promise<WaveLimits | undefined> {
+  async waveLimits(plan: Plan, ctx: TargetContext): Promise<TargetWaveLimits | undefined> {
     const regions = [...new Set(plan.deployments.flatMap((d) => d.hosts.map((h) => h.region)))];
     const o = this.options;
     if (!o.rehearsal && !o.readCapacity) return undefined;
-    ctx.log(`azure: reading the subscription's free quota in ${regions.join(", ")} (vCPUs, Standard public IPs) to size the run's waves…`);
+    ctx.log(`azure: reading the subscription's free quota in ${regions.join(", ")} (vCPUs, Standard public IPs) and its VM sizes to size the run's waves…`);
     try {
       if (o.rehearsal) {
         const rehearsal = await o.rehearsal(resolve(ctx.runDir), ctx.log);
         try {
           const capacity = await rehearsal.readCapacity(regions);
-          return liveLimits(regions, capacity.usages, capacity.networkUsages);
+          return { ...liveLimits(regions, capacity.usages, capacity.networkUsages), skus: Object.values(capacity.skus).flat() };
         } finally {
           await rehearsal.stop().catch(() => undefined);
         }
       }
       const capacity = await o.readCapacity!(regions);
-      return liveLimits(regions, capacity.usages, capacity.networkUsages);
+      return { ...liveLimits(regions, capacity.usages, capacity.networkUsages), skus: Object.values(capacity.skus).flat() };
     } catch (e) {
-      throw new AzureTargetError(`azure target: could not read the subscription's quotas (nothing was created): ${(e as Error).message}`, { cause: e });
+      throw new AzureTargetError(`azure target: could not read the subscription's quotas and VM sizes (nothing was created): ${(e as Error).message}`, { cause: e });
     }
   }
 

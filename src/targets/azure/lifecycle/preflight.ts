@@ -8,7 +8,7 @@ import type { Target } from "../../target.ts";
 import { AzureTarget } from "./azureTarget.ts";
 import { addressPlanIssues } from "../program/network.ts";
 import { detectRunnerAddress } from "../access/runnerAddress.ts";
-import { costSummary, deployCostGate, estimateCost, fetchLivePrices, loadPriceSnapshot, mergeSnapshots } from "../catalog/prices.ts";
+import { costSummary, deployCostGate, estimateCost, fetchLivePrices, loadPriceSnapshot, mergeSnapshots, type PriceSnapshot } from "../catalog/prices.ts";
 import { createPulumiStackFactory, locatePulumiCli } from "./stack.ts";
 import { resolveSubscription } from "./subscription.ts";
 import { AzureValidationError, expectedRun, recommendedExpiresAt, sshFromProblem, validateForAzure, worstCaseRun } from "../catalog/validateAzure.ts";
@@ -59,6 +59,18 @@ function printListing(options: AzurePreflightOptions): void {
 }
 
 /**
+ * The cost line of a run, or of a part of it (a wave's plan: its own bring-up, cells and
+ * teardown), at the given prices: the preflight's line for the whole run, and each wave's at its
+ * confirmation.
+ */
+export function costOfPart(snapshot: PriceSnapshot, livePrices: boolean): (part: Plan) => string {
+  return (part) => {
+    const worst = worstCaseRun(part).seconds / 3600;
+    return costSummary(estimateCost(part, snapshot, worst), { expectedHours: expectedRun(part).seconds / 3600, worstCaseHours: worst, livePrices });
+  };
+}
+
+/**
  * Everything checked before a real deploy, cheapest first and all offline until the last step:
  * the SSH source, the plan against Azure's rules, the cost against --max-cost, the resource
  * listing (in a separate process: Pulumi's mocks are process-wide and must not meet a real
@@ -98,7 +110,8 @@ export async function azurePreflight(plan: Plan, options: AzurePreflightOptions,
   const hours = worstCaseRun(plan).seconds / 3600;
   const cost = estimateCost(plan, snapshot, hours);
   const livePrices = Boolean(options.livePrices);
-  options.costSummary = costSummary(cost, { expectedHours: expectedRun(plan).seconds / 3600, worstCaseHours: hours, livePrices });
+  options.costOf = costOfPart(snapshot, livePrices);
+  options.costSummary = options.costOf(plan);
   options.log(`estimated cost: ${options.costSummary}`);
   const gate = deployCostGate(cost, { livePrices, ...(options.maxCost !== undefined ? { maxCostUsd: options.maxCost } : {}) });
   if (!gate.ok) throw new Error(`not deploying: ${gate.refusals.map((r) => r.message).join("; ")}`);
@@ -232,6 +245,7 @@ export async function createAzureTarget(options: TargetOptions): Promise<Target>
     readPlacement: (plan, outputs) => readPlacementEvidence(plan, outputs),
     ...(options.subscriptionId ? { subscriptionId: options.subscriptionId } : {}),
     ...(options.costSummary ? { costSummary: options.costSummary } : {}),
+    ...(options.costOf ? { costOf: options.costOf } : {}),
     ...(options.backend ? { backendUrl: options.backend } : {}),
     ...(options.yes ? {} : { confirm: confirmOnTerminal }),
     resultsRoot: options.resultsRoot,

@@ -4,6 +4,7 @@ import { PREVIOUS_GEN_SOURCE } from "../../catalog/sizes/previousGeneration.ts";
 import { knownSizeNames, sizeFacts, type SizeFacts } from "../../catalog/sizes/sizeFacts.ts";
 import { skuSnapshot, snapshotSkus } from "../../catalog/sizes/skuSnapshot.ts";
 import { NEW_SUBSCRIPTION_PROFILE } from "../../catalog/subscriptionProfile.ts";
+import { STANDARD_PUBLIC_IPS } from "../../catalog/quota.ts";
 import { checkAllocation } from "./allocation.ts";
 import { ArmError } from "./armError.ts";
 import { parseJsonSetting } from "./faults.ts";
@@ -50,8 +51,8 @@ export const CapacitySchema = z
 export type Capacity = z.infer<typeof CapacitySchema>;
 
 export const TOTAL = "cores";
-/** The Network usage of Standard public IPs (`name.value`; Azure/azure-rest-api-specs specification/quota/…/Microsoft.Quota/stable/2023-02-01/examples/getNetworkUsages.json @ 62cdc52: "StandardSkuPublicIpAddresses", "Public IP Addresses - Standard"). */
-export const STANDARD_PUBLIC_IPS = "StandardSkuPublicIpAddresses";
+/** The Network usage of Standard public IPs: its `name.value` is catalog/quota.ts's (the sources are there), served with the portal's label (Azure/azure-rest-api-specs specification/quota/…/Microsoft.Quota/stable/2023-02-01/examples/getNetworkUsages.json @ 62cdc52: "StandardSkuPublicIpAddresses", "Public IP Addresses - Standard"). */
+export { STANDARD_PUBLIC_IPS };
 const STANDARD_PUBLIC_IPS_LABEL = "Public IP Addresses - Standard";
 
 /** The figures of each profile (new-subscription: catalog/subscriptionProfile.ts; unrestricted: the Enterprise Agreement defaults its footnotes quote). */

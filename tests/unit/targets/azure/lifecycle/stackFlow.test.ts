@@ -7,6 +7,7 @@ import { buildPlan, defineExperiment, ResultsSchema } from "../../../../../src/i
 import type { Plan } from "../../../../../src/plan/types.ts";
 import type { Progress } from "../../../../../src/runner/progress.ts";
 import { runExperiment } from "../../../../../src/runner/runExperiment.ts";
+import { wavePlan } from "../../../../../src/plan/waves.ts";
 import {
   AzureTarget,
   checkSshFrom,
@@ -543,12 +544,38 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(short.fake.calls).toEqual([]);
     expect(existsSync(short.stateDir)).toBe(false);
 
-    // Enough quota: the confirmation shows the cost the preflight computed.
+    // Enough quota: the confirmation shows the cost the preflight computed — of the whole run, said so.
     const summaries: string[] = [];
-    const enough = setup({}, { costSummary: "$0.404/h: about $0.12 for the expected 0.3 h", readCapacity: async (r) => ({ usages: Object.fromEntries(r.map((x) => [x, usages(100)])), skus: Object.fromEntries(r.map((x) => [x, [sku(x)]])) }), confirm: async (s) => (summaries.push(s), false) });
+    const capacity = async (r: readonly string[]) => ({ usages: Object.fromEntries(r.map((x) => [x, usages(100)])), skus: Object.fromEntries(r.map((x) => [x, [sku(x)]])) });
+    const enough = setup({}, { costSummary: "$0.404/h: about $0.12 for the expected 0.3 h", readCapacity: capacity, confirm: async (s) => (summaries.push(s), false) });
     await expect(enough.target.up(plan, enough.ctx)).rejects.toThrow(/not confirmed/);
-    expect(summaries[0]).toContain("\n  cost: $0.404/h: about $0.12 for the expected 0.3 h");
+    expect(summaries[0]).toContain("\n  cost of the whole run (every wave, when it goes in waves): $0.404/h: about $0.12 for the expected 0.3 h");
     expect(enough.lines.join("\n")).toMatch(/quotas and sizes ok — vCPUs: \S+ standardDSv5Family 8/);
+
+    // A wave's confirmation: the wave's own cost, then the whole run's, each said to be what it is.
+    const costOf = (p: Plan) => `$${(0.101 * p.deployments.length * 2).toFixed(3)}/h for ${p.deployments.length} deployment(s)`;
+    const wave = wavePlan(plan, [plan.deployments[0]!.id]);
+    const waved = setup({}, { costSummary: costOf(plan), costOf, readCapacity: capacity, confirm: async (s) => (summaries.push(s), false) });
+    await expect(waved.target.up(wave, waved.ctx)).rejects.toThrow(/not confirmed/);
+    expect(summaries[1]).toContain("\n  cost of this wave: $0.202/h for 1 deployment(s)\n  cost of the whole run, every wave: $0.404/h for 2 deployment(s)");
+    // The whole run at once: one cost line.
+    const whole = setup({}, { costSummary: costOf(plan), costOf, readCapacity: capacity, confirm: async (s) => (summaries.push(s), false) });
+    await expect(whole.target.up(plan, whole.ctx)).rejects.toThrow(/not confirmed/);
+    expect(summaries[2]).toMatch(/\n  cost: \$0\.404\/h for 2 deployment\(s\)$/);
+  });
+
+  it("waveLimits: the free quota read live, and the SKU entries read with it (each size's vCPUs and family for the waves); nothing is created", async () => {
+    const sku = (region: string) => ({ resourceType: "virtualMachines", name: "Standard_D2s_v5", family: "standardDSv5Family", locations: [region], capabilities: [{ name: "vCPUs", value: "2" }] });
+    const usages = [
+      { name: { value: "cores", localizedValue: "Total Regional vCPUs" }, currentValue: 0, limit: 100 },
+      { name: { value: "standardDSv5Family", localizedValue: "Standard DSv5 Family vCPUs" }, currentValue: 2, limit: 10 },
+    ];
+    const { target, ctx, fake } = setup({}, { readCapacity: async (r) => ({ usages: Object.fromEntries(r.map((x) => [x, usages])), skus: Object.fromEntries(r.map((x) => [x, [sku(x)]])) }) });
+    const read = await target.waveLimits(plan, ctx);
+    const region = plan.deployments[0]!.hosts[0]!.region;
+    expect(read?.regions[region]).toMatchObject({ regionalVcpus: 100, familyVcpus: { standardDSv5Family: 8 } });
+    expect(read?.skus).toEqual([sku(region)]);
+    expect(fake.calls).toEqual([]);
   });
 
   it("an expiresAt the program's checkTtl would refuse is refused by the target first, naming the times; nothing is created", async () => {
