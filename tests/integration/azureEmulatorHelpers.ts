@@ -162,7 +162,8 @@ export async function createVm(arm: ArmClient, ids: ReturnType<typeof armIds>, s
     location: spec.location,
     ...(spec.zone ? { zones: [spec.zone] } : {}),
     properties: {
-      hardwareProfile: { vmSize: "Standard_B1s" },
+      // A size a new subscription may deploy (the emulator closes previous-generation ones such as B1s).
+      hardwareProfile: { vmSize: "Standard_B2ts_v2" },
       osProfile: {
         computerName: spec.name,
         adminUsername: ADMIN,
