@@ -194,6 +194,8 @@ describe("rehearsal with faults injected: one clear error, results on disk, noth
   }, 600_000);
 
   it("a previous-generation size on a new subscription: refused before anything is created, with Azure's reason and the current size to use", async () => {
+    const emulatorHomes = () => readdirSync(tmpdir()).filter((f) => f.startsWith("latlab-azemu-"));
+    const before = emulatorHomes();
     const run = await rehearse("tests/fixtures/experiments/previous-gen-d3v2.ts", ["--quiet"]);
     expect(run.code).toBe(1);
     expect(run.results.status).toBe("failed");
@@ -201,9 +203,11 @@ describe("rehearsal with faults injected: one clear error, results on disk, noth
     // The emulator's SKU list closes the size as Azure closes it to a new subscription; latlab reads it and says why, and what instead.
     expect(run.results.error).toMatch(/Standard_D3_v2 is not available for this subscription \(reason NotAvailableForSubscription\) in uksouth \(restriction type Location\); Standard_D3_v2 is a previous-generation size \(Dv2 series\).* Use Standard_D4s_v5/);
     expect(run.results.error).not.toMatch(/ask Azure support for access|New Quota Request/);
-    expect(run.ops.filter((o) => o.method === "PUT" && o.type === "Microsoft.Compute/virtualMachines")).toEqual([]);
-    expect(undeleted(run.ops)).toEqual([]);
-    expect(leftovers(run)).toEqual([]);
+    expect(run.ops.filter((o) => o.method === "PUT")).toEqual([]);
+    // Refused while reading the subscription, before any key, state or stack: the emulator is gone, nothing runs.
+    expect(existsSync(join(run.dir, "azure-state.json"))).toBe(false);
+    expect(emulatorHomes().filter((h) => !before.includes(h))).toEqual([]);
+    expect(spawnSync("ps", ["-eo", "args"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes(run.dir))).toEqual([]);
   }, 600_000);
 
   it("a v6 size (generation 2 and NVMe only, as Azure's SKU data says): the program asks for both and the VMs boot", async () => {
