@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ArmError } from "../../../../../src/targets/azure/emulator/arm/armError.ts";
+import { armError, put } from "./armTestHelpers.ts";
 import { Cloud, type CloudSnapshot } from "../../../../../src/targets/azure/emulator/arm/cloud.ts";
 import type { Fault } from "../../../../../src/targets/azure/emulator/arm/faults.ts";
 import { API_VERSIONS, createTypeRules, type SchemaCheck } from "../../../../../src/targets/azure/emulator/arm/typeRules.ts";
@@ -42,23 +42,6 @@ function harness(options: { faults?: Fault[]; delay?: number; schema?: SchemaChe
   });
   const cloud = new Cloud({ subscription: SUB, rules, faults: options.faults ?? [], delays: { default: options.delay ?? 5 }, ...(options.snapshot ? { snapshot: options.snapshot } : {}) });
   return { cloud, started, stopped };
-}
-
-/** PUT and wait for its operation. */
-async function put(cloud: Cloud, id: string, api: string, body: unknown) {
-  const r = cloud.put(id, api, body);
-  await cloud.idle();
-  return { ...r, op: cloud.operation(r.operation) };
-}
-
-function armError(fn: () => unknown): ArmError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ArmError) return e;
-    throw e;
-  }
-  throw new Error("expected an ArmError");
 }
 
 async function network(cloud: Cloud) {

@@ -6,7 +6,7 @@
  * checked against the text Azure gives, whose source the code under test cites.
  */
 import { describe, expect, it } from "vitest";
-import { ArmError } from "../../../../../src/targets/azure/emulator/arm/armError.ts";
+import { armError, put } from "./armTestHelpers.ts";
 import { Cloud } from "../../../../../src/targets/azure/emulator/arm/cloud.ts";
 import type { Fault } from "../../../../../src/targets/azure/emulator/arm/faults.ts";
 import { parseFaults } from "../../../../../src/targets/azure/emulator/arm/faults.ts";
@@ -50,22 +50,6 @@ function harness(options: { capacity?: Capacity; faults?: Fault[] } = {}) {
   });
   const cloud = new Cloud({ subscription: SUB, rules: withSubscriptionLimits(rules, capacity), faults: options.faults ?? [], delays: { default: 2 } });
   return { cloud, started, capacity };
-}
-
-async function put(cloud: Cloud, id: string, api: string, body: unknown) {
-  const r = cloud.put(id, api, body);
-  await cloud.idle();
-  return { ...r, op: cloud.operation(r.operation) };
-}
-
-function armError(fn: () => unknown): ArmError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ArmError) return e;
-    throw e;
-  }
-  throw new Error("expected an ArmError");
 }
 
 const pip = (zone = "1") => ({ location: "uksouth", sku: { name: "Standard" }, zones: [zone], properties: { publicIPAllocationMethod: "Static" } });
