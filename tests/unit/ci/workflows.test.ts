@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
@@ -161,6 +161,14 @@ describe("the scheduled workflow (.github/workflows/scheduled.yml)", () => {
       expect(yaml, file).not.toMatch(/client-secret|\bcreds\b|secrets\./);
       for (const s of steps(w)) expect(Object.keys(s.with ?? {}), `${file} ${s.name}`).not.toContain("creds");
     }
+  });
+
+  it("reads the duration input as the user wrote it: 1 and 2x are factors (2x stays 2x, never 2xx), 30s is seconds", () => {
+    const script = step(scheduled.jobs["plan"]!, "Experiments and their timeouts").run!;
+    // The workflow's own case block, run by bash as the runner runs it.
+    const block = /^\s*case "\$DURATION" in[\s\S]*?^\s*esac$/m.exec(script)![0];
+    const asRun = (value: string) => execFileSync("bash", ["-c", `${block}\nprintf %s "$duration"`], { env: { DURATION: value }, encoding: "utf8" });
+    expect(["1", "2x", "0.5", "30s"].map(asRun)).toEqual(["1x", "2x", "0.5x", "30"]);
   });
 
   it("plans with `latlab ci-matrix`: one job per experiment, its timeout from the plan, two at a time, none cancelling another", () => {
