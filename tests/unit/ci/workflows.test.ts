@@ -171,6 +171,19 @@ describe("the scheduled workflow (.github/workflows/scheduled.yml)", () => {
     expect(["1", "2x", "0.5", "30s"].map(asRun)).toEqual(["1x", "2x", "0.5x", "30"]);
   });
 
+  it("a cancelled run's verdict says it was cancelled, not that it did not start", () => {
+    const script = step(measure, "Verdict").run!;
+    const verdict = (env: Record<string, string>) => spawnSync("bash", ["-c", script], { env: { PATH: process.env.PATH ?? "", EXPERIMENT: "x", OUT: "/nonexistent", RUN_CODE: "", COMPARE_CODE: "", ...env }, encoding: "utf8" });
+    for (const env of [{ RUN_OUTCOME: "cancelled", JOB_STATUS: "cancelled" }, { RUN_OUTCOME: "", JOB_STATUS: "cancelled" }]) {
+      const r = verdict(env);
+      expect(r.status).toBe(1);
+      expect(r.stdout).toMatch(/::error::x: the run was cancelled/);
+    }
+    const failed = verdict({ RUN_OUTCOME: "failure", JOB_STATUS: "failure" });
+    expect(failed.stdout).toMatch(/::error::x: the run did not start/);
+    expect(verdict({ RUN_CODE: "0", RUN_OUTCOME: "success", JOB_STATUS: "success" }).status).toBe(0);
+  });
+
   it("plans with `latlab ci-matrix`: one job per experiment, its timeout from the plan, two at a time, none cancelling another", () => {
     const plan = scheduled.jobs["plan"]!;
     expect(plan.outputs?.["matrix"]).toBe("${{ steps.matrix.outputs.matrix }}");
