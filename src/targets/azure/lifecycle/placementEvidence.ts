@@ -7,11 +7,12 @@
  * the token are injectable (as catalog/computeCapacity.ts, whose request helper is used). Never
  * throws: what cannot be read is recorded Unknown / failed with the reason, and the run goes on.
  */
+import type { TokenCredential } from "@azure/identity";
 import { z } from "zod";
 import type { Plan } from "../../../plan/types.ts";
 import { HostPlacementSchema, InstanceViewStatusSchema, ppgDetail, readColocation, vmDetail, type HostPlacement, type InstanceViewStatus, type PpgEvidence, type VmEvidence } from "../../../results/placement.ts";
 import type { HostEndpoint } from "../../target.ts";
-import { ARM_ENDPOINT, armGetJson, defaultToken, REQUEST_TIMEOUT_MS, type HttpGet } from "../catalog/computeCapacity.ts";
+import { ARM_ENDPOINT, armGetJson, armTokenGetter, REQUEST_TIMEOUT_MS, type HttpGet } from "../catalog/computeCapacity.ts";
 import type { AzureOutputs } from "../program/types.ts";
 
 /**
@@ -53,7 +54,7 @@ export const InstanceViewResponseSchema = z.object({
 });
 
 const HINTS: Record<number, string> = {
-  401: "ARM refused the token: sign in again (`az login`) or check the AZURE_* credentials DefaultAzureCredential uses",
+  401: "ARM refused the token: sign in again (`az login`), or check the credential latlab uses (ARM_USE_OIDC=true: ARM_CLIENT_ID / ARM_TENANT_ID and GitHub OIDC; else DefaultAzureCredential: AZURE_* or the Azure CLI)",
   403: "the identity may not read the run's proximity placement groups and VMs: it needs Microsoft.Compute/proximityPlacementGroups/read and Microsoft.Compute/virtualMachines/instanceView/read (the Reader role and docs/azure/latlab-runner-role.json have both)",
 };
 
@@ -65,8 +66,10 @@ export type PlacementReader = (plan: Plan, outputs: AzureOutputs) => Promise<Pla
 export interface PlacementReadOptions {
   /** Default: the global fetch, 30 s a request. */
   http?: HttpGet;
-  /** A bearer token for ARM. Default: DefaultAzureCredential. */
+  /** A bearer token for ARM, asked before each request. Default: armTokenGetter(credential). */
   token?: () => Promise<string>;
+  /** Default: latlabAzureCredential() (access/armCredential.ts: GitHub OIDC in CI, else DefaultAzureCredential). */
+  credential?: TokenCredential;
   /** Who answers: Azure, or the emulator of a rehearsal (recorded with the evidence). */
   source?: HostPlacement["source"];
   now?: () => Date;
@@ -124,11 +127,12 @@ export async function readPlacementEvidence(plan: Plan, outputs: AzureOutputs, o
   const http: HttpGet = options.http ?? ((url, init) => fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
   const source = options.source ?? "azure";
   const readAt = (options.now ?? (() => new Date()))().toISOString();
-  let bearer: Promise<string> | undefined;
+  // Asked before each request (the credential caches and renews the token; concurrent asks share one).
+  const getToken = options.token ?? armTokenGetter(options.credential);
   const token = () =>
-    (bearer ??= (options.token ?? defaultToken)().catch((e: unknown) => {
-      throw new Error(`could not get an Azure token for ${ARM_ENDPOINT} (DefaultAzureCredential): ${message(e)}`);
-    }));
+    getToken().catch((e: unknown) => {
+      throw new Error(`could not get an Azure token for ${ARM_ENDPOINT}: ${message(e)}`);
+    });
   const ppgReads = new Map<string, Promise<z.infer<typeof PpgResponseSchema>>>();
   const readPpg = (id: string, what: string) => {
     let p = ppgReads.get(id.toLowerCase());

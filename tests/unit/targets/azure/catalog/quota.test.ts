@@ -299,7 +299,7 @@ describe("readComputeCapacity", () => {
           throw new Error("EnvironmentCredential is unavailable");
         },
       }),
-    ).rejects.toThrow("capacity check: could not get an Azure token for https://management.azure.com (DefaultAzureCredential): EnvironmentCredential is unavailable");
+    ).rejects.toThrow("capacity check: could not get an Azure token for https://management.azure.com: EnvironmentCredential is unavailable");
     vi.stubEnv("AZURE_SUBSCRIPTION_ID", "");
     vi.stubEnv("ARM_SUBSCRIPTION_ID", "");
     await expect(readComputeCapacity(["northeurope"], { http, token: async () => TOKEN })).rejects.toThrow("no subscription");
