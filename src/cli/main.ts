@@ -13,9 +13,11 @@ import type { Results } from "../results/schema.ts";
 import { summarize } from "../results/summarize.ts";
 import { barProgress, lineProgress } from "../runner/progress.ts";
 import { runExperiment } from "../runner/runExperiment.ts";
+import { armTimeLimit, formatMinutes, MAX_TIME_LIMIT_MINUTES, RunStop, stopOf } from "../runner/runStop.ts";
 import { prepareOutputFolder, type OutputFolder } from "../results/outputFolder.ts";
 import { RunFiles } from "../results/runFiles.ts";
 import { TARGET_NAMES, findTarget, type TargetOptions } from "../targets/registry.ts";
+import type { Target } from "../targets/target.ts";
 import { TOOL_NAMES, findTool } from "../tools/registry.ts";
 import { LATLAB_VERSION } from "../version.ts";
 import { ignoreHangupWriteErrors } from "./hangup.ts";
@@ -25,6 +27,8 @@ import { writeReport } from "../report/writeReport.ts";
 import { loadVega } from "../report/html/renderSvg.ts";
 import { memoizeSamples } from "../results/readRunFolder.ts";
 import { registerResumeCommand } from "./resumeCommand.ts";
+import { registerSweepCommand } from "./commands/sweepCommand.ts";
+import { registerCiMatrixCommand } from "./commands/ciMatrixCommand.ts";
 import { historyFile } from "../history/historyStore.ts";
 import { provenanceFacts } from "./provenance.ts";
 import { scaffold } from "./init/scaffold.ts";
@@ -82,6 +86,13 @@ function parsePositive(value: string): number {
   return n;
 }
 
+/** `--time-limit <minutes>`: a positive number of minutes (decimals allowed), at most what a Node timer holds. */
+export function parseTimeLimit(value: string): number {
+  const n = /^\s*\d+(\.\d+)?\s*$|^\s*\.\d+\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n > 0) || n > MAX_TIME_LIMIT_MINUTES) throw new InvalidArgumentError(`expected a positive number of minutes (e.g. 30 or 0.5), at most ${MAX_TIME_LIMIT_MINUTES}, got "${value}"`);
+  return n;
+}
+
 /**
  * The plan guard (src/plan/planGuards.ts), before anything is built: throws for a plan past the
  * refuse limits; returns the numbers of one past the confirm limits (`run` then needs --yes).
@@ -117,6 +128,8 @@ interface RunFlags {
   serial?: boolean;
   /** At most this many vCPUs up at once (all regions): the deployments run in waves that fit. */
   maxVcpus?: number;
+  /** Stop measuring this many minutes after the start, as on Ctrl-C, and tear down (--time-limit). */
+  timeLimit?: number;
   /** The history file, or false (--no-history). */
   history: string | boolean;
 }
@@ -135,7 +148,9 @@ export function newRunId(now = new Date()): string {
 
 /**
  * The exit code of a run. A teardown that failed wins over everything, an interruption
- * included: resources may be leaking, and scripts must not take it for a clean Ctrl-C.
+ * included: resources may be leaking, and scripts must not take it for a clean Ctrl-C. A teardown
+ * handed over (a second signal) is such a failure: it did not finish here. A run stopped at its
+ * --time-limit is partial (2) when it measured anything, failed (1) when it measured nothing.
  */
 export function runExitCode(results: Pick<Results, "status" | "teardown">): number {
   if (results.teardown.status === "failed" || results.status === "failed") return 1;
@@ -207,7 +222,10 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .option("-q, --quiet", "print only failures and the final table (CI)")
     .option("--no-install", "never install missing system packages; say what to run instead")
     .option("--ssh-from <cidr>", "azure: the address your SSH comes from (the only SSH source the VMs accept), or \"auto\" to ask a public what-is-my-IP service")
-    .option("--backend <url>", "azure: Pulumi backend (default: a file backend in the run's state folder, $LATLAB_STATE_DIR or ~/.local/state/latlab/runs/<runId>, never the results folder)")
+    .option(
+      "--backend <url>",
+      "azure: Pulumi backend, e.g. azblob://<container>?storage_account=<account> (default: $LATLAB_PULUMI_BACKEND, else a file backend in the run's state folder, $LATLAB_STATE_DIR or ~/.local/state/latlab/runs/<runId>, never the results folder). One outside the state folder outlives this machine (`latlab destroy <runId> --backend <url>` works from another) and needs the stack passphrase in PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE",
+    )
     .option("--max-cost <usd>", "azure: refuse to deploy above this estimated cost", parsePositive)
     .option("--live-prices", "azure: refresh prices from the Azure Retail Prices API")
     .option("--yes", "run a plan above latlab's size limits (see `latlab plan`); azure: deploy without asking")
@@ -216,6 +234,11 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .option("--rehearse", "azure: run the same Pulumi program through the same engine against latlab's Azure emulator on this machine (no account, no cost)")
     .option("--serial", "measure one deployment at a time (on Azure, whose deployments are separate VMs, their cells otherwise run at the same time, each deployment's own one after another)")
     .option("--max-vcpus <n>", "at most this many vCPUs up at once (all regions together): the deployments run in waves that fit, each torn down before the next (azure: within the subscription's free quota too)", parseMaxVcpus)
+    .option(
+      "--time-limit <minutes>",
+      "stop measuring this many minutes after the start, as on Ctrl-C, and tear down with the teardown's full allowance: what was measured is kept, the cells not reached are recorded as not run (exit 2 when something was measured; under a CI step's timeout-minutes, so the teardown is not what the timeout cuts)",
+      parseTimeLimit,
+    )
     .option("--history <file>", "record the finished run in this history file (default $LATLAB_HISTORY, else results/history.duckdb)")
     .option("--no-history", "do not record the run in the history")
     .action(async (ref: string, opts: RunFlags) => {
@@ -241,16 +264,36 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
       // What must be read even with --quiet: storage failures, what preparing the folder did.
       const say = (m: string) => (opts.quiet ? process.stderr.write(`${m}\n`) : progress.log(m));
 
+      // Aborted with a RunStop (runner/runStop.ts): a signal's, or the time limit's; the first stands.
       const controller = new AbortController();
+      // A second, different stop signal: the process is about to be killed (GitHub's runner sends
+      // SIGINT, SIGTERM 7.5 s later and SIGKILL 2.5 s after that: actions/runner
+      // src/Runner.Sdk/ProcessInvoker.cs @ 258d6c857db3519913f7deb6004b60172f8043ae lines 32-33,
+      // 443-465). The target hands its teardown over (Target.handOver) and latlab exits at once.
+      const handOver = new AbortController();
+      let firstSignal: NodeJS.Signals | undefined;
       let signals = 0;
       let running = false;
+      /** The run's target once created: whether it can hand its teardown over. */
+      let created: Target | undefined;
       const onSignal = (signal: NodeJS.Signals) => {
         signals++;
+        firstSignal ??= signal;
         if (!running) process.stderr.write(`\n${signal}: stopping; nothing has been brought up yet\n`);
-        else if (signals === 1) process.stderr.write(`\n${signal}: stopping after the current step and tearing everything down…\n`);
-        else process.stderr.write(`${signal}: teardown is running; it reports what it could not remove when it ends\n`);
-        controller.abort();
+        else if (signals === 1) process.stderr.write(controller.signal.aborted ? `\n${signal}: already stopping (its time limit); the teardown goes on…\n` : `\n${signal}: stopping after the current step and tearing everything down…\n`);
+        else if (signal !== firstSignal && !handOver.signal.aborted && created?.handOver) {
+          process.stderr.write(`${signal} after ${firstSignal}: the process is about to be killed; handing the teardown over and exiting…\n`);
+          handOver.abort(new RunStop({ by: "signal", signal }));
+        } else process.stderr.write(`${signal}: teardown is running; it reports what it could not remove when it ends\n`);
+        controller.abort(new RunStop({ by: "signal", signal }));
       };
+      // Armed before the output folder, the preflight and the deploy: the limit counts from the start of the command's work.
+      const disarmTimeLimit =
+        opts.timeLimit === undefined
+          ? () => {}
+          : armTimeLimit(controller, opts.timeLimit, undefined, () => process.stderr.write(`\ntime limit of ${formatMinutes(opts.timeLimit!)} reached (--time-limit): stopping after the current step and tearing everything down…\n`));
+      // Nothing measured when the time limit stops a run before it started: a failure (1), not an interruption (130).
+      const stoppedExitCode = () => (stopOf(controller.signal)?.stop.by === "time-limit" ? 1 : 130);
       // After a hang-up the terminal is gone: writes fail with EIO/EPIPE, and must not crash
       // the process before teardown has run and results.json is written.
       ignoreHangupWriteErrors(process.stdout);
@@ -265,7 +308,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
         } catch (error) {
           if (!controller.signal.aborted) throw error;
           process.stderr.write(`${(error as Error).message}\n`);
-          exitCode = 130;
+          exitCode = stoppedExitCode();
           return;
         }
         // Azure's preflight lists the resources in a subprocess that must plan the same run.
@@ -293,12 +336,13 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
           if (!controller.signal.aborted) throw error;
         }
         if (controller.signal.aborted) {
-          process.stderr.write("interrupted before anything was brought up; nothing was started\n");
-          exitCode = 130;
+          process.stderr.write(`${stopOf(controller.signal)?.stop.by === "time-limit" ? "the time limit was reached" : "interrupted"} before anything was brought up; nothing was started\n`);
+          exitCode = stoppedExitCode();
           return;
         }
         progress.log(`${experiment.name}: ${plan.variants.length} variants, ${plan.estimate.hosts} hosts, ${plan.cells.length} cells, ~${Math.ceil(plan.estimate.measurementSeconds)} s of measurement; run ${runId}`);
         const target = await factory.create(targetOptions);
+        created = target;
 
         running = true;
         const facts = provenanceFacts(process.cwd());
@@ -306,7 +350,23 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
         const files = new RunFiles(runDir, { runId, warn: say });
         // Waves when the subscription's free quota (read live) or --max-vcpus cannot hold every deployment at once.
         const waves = () => runWaves(plan, target, { runId, runDir, log, signal: controller.signal }, opts.maxVcpus, { azureCost: opts.target === "azure" && !opts.rehearse, livePrices: Boolean(opts.livePrices) });
-        const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal, facts, files, waves, whileBringingUp: () => Promise.all([loadVega(), opts.history === false ? undefined : import("@duckdb/node-api")]), ...(opts.serial ? { concurrency: "serial" as const } : {}) });
+        const results = await runExperiment({ experiment, source: file, plan, target, runId, runDir, progress, signal: controller.signal, handOver: handOver.signal, facts, files, waves, whileBringingUp: () => Promise.all([loadVega(), opts.history === false ? undefined : import("@duckdb/node-api")]), ...(opts.serial ? { concurrency: "serial" as const } : {}) });
+        disarmTimeLimit();
+        if (results.teardown.handedOver) {
+          // SIGKILL is about 2 s away: results.json and the run state are written; the table, the
+          // report and the history (seconds each) are left for later, and the process exits now,
+          // giving up the teardown in flight (what it was doing goes on, or is finished later).
+          exitCode = runExitCode(results);
+          const where = files.resultsFile;
+          process.stdout.write(
+            `results: ${where ?? `NOT SAVED — results.json could be written neither in ${runDir} nor in a rescue folder`}\n` +
+              `teardown: handed over — ${results.teardown.handedOver.started.length ? results.teardown.handedOver.started.join("; ") : "nothing could be started"}\n` +
+              results.teardown.handedOver.finishWith.map((c) => `  finish it with: ${c}\n`).join("") +
+              (where ? `  later: \`latlab report ${dirname(where)}\` makes the report, \`latlab history add ${dirname(where)}\` records the run\n` : ""),
+          );
+          folder?.release();
+          process.exit(exitCode);
+        }
         // The table quotes failed cells' errors and tools' notes: terminal-safe, wide lines kept.
         // Read once, for the table and the report: a cell may hold millions of samples.
         const samplesOf = memoizeSamples(readSamples(files, results));
@@ -333,6 +393,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
         // Last: the page to open.
         if (report) process.stdout.write(`${await report}\n`);
       } finally {
+        disarmTimeLimit();
         for (const s of STOP_SIGNALS) process.off(s, onSignal);
         folder?.release();
       }
@@ -401,34 +462,29 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .command("destroy")
     .description("finish tearing down an Azure run whose teardown failed or never ran")
     .argument("<runId|dir>", "the run id (its state folder, or a folder under results/) or the run's results folder")
+    .option(
+      "--backend <url>",
+      "the run's Pulumi backend, when its state folder is not on this machine (default: $LATLAB_PULUMI_BACKEND): its stack latlab-<runId> is destroyed from the backend, with the passphrase from PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE",
+    )
     .option("--install-pulumi", "let latlab install the Pulumi CLI if it is missing")
-    .action(async (ref: string, opts: { installPulumi?: boolean }) => {
+    .action(async (ref: string, opts: { installPulumi?: boolean; backend?: string }) => {
       const { destroyRun } = await import("../targets/azure/lifecycle/destroyRun.ts");
       const { createPulumiStackFactory } = await import("../targets/azure/lifecycle/stack.ts");
       const { formatLeft } = await import("../targets/azure/lifecycle/teardown.ts");
       const log = (m: string) => process.stderr.write(`${m}\n`);
-      const report = await destroyRun(ref, { resultsRoot: resolve("results"), stackFactory: createPulumiStackFactory({ installPulumi: Boolean(opts.installPulumi), log }), log });
+      const report = await destroyRun(ref, {
+        resultsRoot: resolve("results"),
+        stackFactory: createPulumiStackFactory({ installPulumi: Boolean(opts.installPulumi), log }),
+        log,
+        ...(opts.backend !== undefined ? { backendUrl: opts.backend } : {}),
+      });
       process.stdout.write(`teardown: ${report.status}${report.errors.length ? `\n  ${report.errors.join("\n  ")}` : ""}\n${formatLeft(report)}\n`);
       if (report.status === "failed") exitCode = 1;
     });
 
-  program
-    .command("sweep")
-    .description("list Azure resource groups made by latlab whose expiresAt has passed (--delete removes them)")
-    .option("--delete", "delete the expired groups (default: only list them)")
-    .option("--subscription <id>", "Azure subscription (default: AZURE_SUBSCRIPTION_ID or ARM_SUBSCRIPTION_ID)")
-    .action(async (opts: { delete?: boolean; subscription?: string }) => {
-      const { createAzureResourceGroupsClient, sweep } = await import("../targets/azure/lifecycle/sweeper.ts");
-      const log = (m: string) => process.stderr.write(`${m}\n`);
-      const report = await sweep({ client: await createAzureResourceGroupsClient(opts.subscription), now: new Date(), delete: Boolean(opts.delete), log });
-      for (const g of report.groups) process.stdout.write(`${g.name}\t${g.state}\t${g.expiresAt ?? "unknown expiry"}\n`);
-      if (report.dryRun && report.groups.some((g) => g.state === "expired")) process.stdout.write("dry run: nothing deleted; add --delete to remove the expired groups\n");
-      if (report.left) process.stdout.write(report.left.length === 0 ? "left: none\n" : `left:\n${report.left.map((id) => `  ${id}\n`).join("")}`);
-      for (const e of report.leftErrors) process.stdout.write(`left: unknown for ${e}\n`);
-      if (report.left?.length || report.leftErrors.length) exitCode = 1;
-      if (report.failed.length) exitCode = 1;
-    });
-
+  registerSweepCommand(program, (code) => {
+    exitCode = code;
+  });
   registerResumeCommand(program, (code) => {
     exitCode = code;
   });
@@ -478,7 +534,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
 
   program
     .command("init")
-    .description("make a new experiments project: package.json, tsconfig.json, experiments/example.ts, .gitignore, README.md, .github/workflows/scheduled.yml")
+    .description("make a new experiments project: package.json, tsconfig.json, experiments/example.ts, .gitignore, README.md, and latlab's GitHub workflows in .github/workflows/ (scheduled.yml, latlab-measure.yml, latlab-history.yml, latlab-sweep.yml)")
     .argument("[dir]", "where (made if missing)", ".")
     .option("--force", "overwrite files that exist")
     .action((dir: string, opts: { force?: boolean }) => {
@@ -537,20 +593,9 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
       }
     });
 
-  program
-    .command("ci-matrix")
-    .description("the scheduled GitHub workflow's matrix: one line of JSON, {\"include\":[{\"experiment\",\"timeoutMinutes\"}…]}")
-    .argument("[experiments...]", "experiment names (default: every one `latlab list` shows whose job fits in --max-minutes)")
-    .option("-d, --duration <seconds|Nx>", "measurement time per tool run, or a factor, as given to `latlab run`", parseDuration)
-    .option("-t, --target <name>", "where the runs go (azure only: the timeouts are Azure's worst cases)", "azure")
-    .option("--max-minutes <n>", "longest job allowed (default 360, a GitHub-hosted runner's limit): longer ones are left out of the default list, named ones warned about", parsePositive)
-    .action(async (names: string[], opts: { duration?: PlanOptions["duration"]; target: string; maxMinutes?: number }) => {
-      const { ciMatrix, loadCiExperiments } = await import("./ciMatrix.ts");
-      const { matrix, warnings } = ciMatrix(await loadCiExperiments(names), { target: opts.target, ...(opts.duration ? { duration: opts.duration } : {}), ...(opts.maxMinutes !== undefined ? { maxMinutes: opts.maxMinutes } : {}) });
-      // In a GitHub job, a warning is an annotation on the run's page, not a line lost in the log.
-      for (const w of warnings) process.stderr.write(`${process.env.GITHUB_ACTIONS === "true" ? "::warning::" : "warning: "}${w}\n`);
-      process.stdout.write(`${JSON.stringify(matrix)}\n`);
-    });
+  registerCiMatrixCommand(program, (code) => {
+    exitCode = code;
+  });
 
   program
     .command("schema")

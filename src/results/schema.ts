@@ -27,11 +27,29 @@ export const ShapingStatusSchema = z.object({
 });
 export type ShapingStatus = z.infer<typeof ShapingStatusSchema>;
 
+/**
+ * A teardown handed over: the run had to end within seconds (a second, different signal during
+ * its teardown — a CI runner's SIGTERM before its SIGKILL), so the target started removing what the
+ * run holds without waiting (Azure: ARM deleting the run's resource groups) and latlab exited.
+ */
+export const TeardownHandOverSchema = z.object({
+  at: z.string(),
+  /** The signal that asked for it. */
+  signal: z.string().optional(),
+  /** What was started and goes on without latlab (e.g. "resource group … : deletion accepted by ARM"). */
+  started: z.array(z.string()),
+  /** Commands that finish (or confirm) the teardown later. */
+  finishWith: z.array(z.string()),
+});
+export type TeardownHandOver = z.infer<typeof TeardownHandOverSchema>;
+
 export const TeardownReportSchema = z.object({
   status: z.enum(["ok", "failed", "not-started"]),
   errors: z.array(z.string()),
   /** Things removed (namespaces, links, processes, folders), for the record. */
   removed: z.array(z.string()),
+  /** Present when the teardown was handed over instead of finished (status is then "failed": it did not finish here). */
+  handedOver: TeardownHandOverSchema.optional(),
 });
 export type TeardownReport = z.infer<typeof TeardownReportSchema>;
 
@@ -213,6 +231,16 @@ export const PairComparisonSchema = ComparisonStatsSchema.extend({
 });
 export type PairComparison = z.infer<typeof PairComparisonSchema>;
 
+/**
+ * What told a run to stop measuring: a signal (Ctrl-C, kill, a hang-up, a CI runner cancelling the
+ * step), or its own `--time-limit`. The cells it did not reach are recorded as not run either way.
+ */
+export const RunStopSchema = z.discriminatedUnion("by", [
+  z.object({ by: z.literal("signal"), signal: z.string(), at: z.string() }),
+  z.object({ by: z.literal("time-limit"), timeLimitMinutes: z.number().positive(), at: z.string() }),
+]);
+export type RunStopRecord = z.infer<typeof RunStopSchema>;
+
 export const ResultsSchema = z.object({
   schemaVersion: z.literal(SCHEMA_VERSION),
   runId: z.string(),
@@ -257,6 +285,8 @@ export const ResultsSchema = z.object({
   comparisons: z.array(ComparisonSchema),
   pairComparisons: z.array(PairComparisonSchema),
   teardown: TeardownReportSchema,
+  /** What told the run to stop measuring before its plan was done (a signal, its --time-limit); absent: nothing did. */
+  stopped: RunStopSchema.optional(),
   /** Where the run's time went (runs made since latlab recorded it). */
   timing: RunTimingSchema.optional(),
   /** The waves the deployments ran in, when they could not all be up at once (quota, --max-vcpus); absent: one wave. */

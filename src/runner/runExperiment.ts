@@ -8,7 +8,7 @@ import { comparePairs, compareVariants, type SampledMeasurement } from "../resul
 import { hostRecords } from "../results/hostRecords.ts";
 import { RunFiles } from "../results/runFiles.ts";
 import type { Results, ShapingStatus, TeardownReport } from "../results/schema.ts";
-import type { Environment, HostEndpoint, Target } from "../targets/target.ts";
+import type { Environment, HandOver, HostEndpoint, Target } from "../targets/target.ts";
 import { runOrder, type RunStep } from "../plan/schedule.ts";
 import { waveOfDeployment, wavePlan, type WavePlan } from "../plan/waves.ts";
 import { mergeTeardown, withWaveNotes, type WaveRun } from "../results/waveRecords.ts";
@@ -21,6 +21,7 @@ import { ensureAssets } from "./assets.ts";
 import { connectHost, execWithTimeout, lostDuring, shellQuote } from "./ssh.ts";
 import { DETACHED_RECONNECT_DELAYS_MS, HostConnections, type Connect } from "./connections.ts";
 import { LATLAB_VERSION } from "../version.ts";
+import { formatMinutes, RunStop, stopOf } from "./runStop.ts";
 
 export interface RunOptions {
   /** @deprecated Unused (the plan carries what the run needs); accepted so callers still compile. */
@@ -31,8 +32,20 @@ export interface RunOptions {
   runId: string;
   runDir: string;
   progress: Progress;
-  /** Aborted on Ctrl-C / SIGTERM: in-flight work stops, teardown still runs. */
+  /**
+   * Aborted on Ctrl-C / SIGTERM, or at the run's --time-limit: in-flight work stops, teardown
+   * still runs. Aborted with a RunStop (runStop.ts), results.json says which (`stopped`); a
+   * time limit makes the run partial (what was measured is kept), not interrupted.
+   */
   signal: AbortSignal;
+  /**
+   * Aborted when the run must end within seconds (a second, different signal during teardown:
+   * GitHub's runner sends SIGTERM 7.5 s after SIGINT and SIGKILL 2.5 s after that). With a target
+   * that has handOver(), the teardown in flight is given up: the target starts removing what the
+   * run holds without waiting, results.json is written at once (teardown.handedOver says what was
+   * started and how to finish) and runExperiment returns. Without handOver(), teardown goes on.
+   */
+  handOver?: AbortSignal;
   /** How hosts are reached; connectHost unless a test passes a fake. */
   connect?: Connect;
   /** Pauses before each attempt of a detached client's collection to reconnect (DETACHED_RECONNECT_DELAYS_MS unless a test passes others). */
@@ -88,6 +101,30 @@ type SessionOptions = RunOptions & { files: RunFiles; cellFinished: () => void }
  */
 export const checkpointDue = (finished: number, lastWritten: number) => finished - lastWritten >= Math.max(1, Math.floor(finished / 200));
 
+/**
+ * How long a target's handOver() may take: GitHub's runner sends SIGKILL 2.5 s after its SIGTERM
+ * (actions/runner src/Runner.Sdk/ProcessInvoker.cs @ 258d6c857db3519913f7deb6004b60172f8043ae,
+ * lines 32-33: `_sigintTimeout` 7500 ms, `_sigtermTimeout` 2500 ms; CancelAndKillProcessTree,
+ * lines 443-465), and results.json, the run state and the exit must fit in what is left.
+ */
+export const HAND_OVER_BUDGET_MS = 1500;
+
+/** The target's handOver(), held to its budget (plus a little): a target that does not answer in time is said to, not waited for. */
+async function handOverWithin(target: Target, withinMs: number, signal: NodeJS.Signals | undefined): Promise<HandOver> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<HandOver>((resolve) => {
+    timer = setTimeout(() => resolve({ started: [], errors: [`${target.name}: the hand-over did not answer within ${withinMs + 250} ms; what it started, if anything, is unknown`], finishWith: [] }), withinMs + 250);
+  });
+  try {
+    return await Promise.race([
+      target.handOver!({ withinMs, ...(signal ? { signal } : {}) }).catch((e: unknown): HandOver => ({ started: [], errors: [`${target.name}: the hand-over failed: ${(e as Error).message}`], finishWith: [] })),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The shaping a run reports when no host came up (its target said nothing). */
 export const NO_SHAPING: ShapingStatus = { latency: "not-applicable", bandwidth: "not-applicable", note: "no hosts were brought up" };
 
@@ -117,6 +154,11 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   let runError: string | undefined;
   let teardown: TeardownReport = { status: "not-started", errors: [], removed: [] };
   let abortedBeforeTeardown = false;
+  /** What stopped the run before its teardown (a signal, the time limit), when a RunStop did. */
+  let stoppedBy: RunStop | undefined;
+  /** Set once the final results.json is written: nothing writes over it after (a hand-over and the teardown it gave up race). */
+  let sealed = false;
+  let finalResults: Results | undefined;
 
   const resultsWith = (fields: Pick<Results, "status" | "error" | "measurements" | "comparisons" | "pairComparisons" | "teardown" | "timing">): Results => ({
     schemaVersion: 1,
@@ -141,6 +183,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     comparisons: fields.comparisons,
     pairComparisons: fields.pairComparisons,
     teardown: fields.teardown,
+    ...(stoppedBy ? { stopped: stoppedBy.record() } : {}),
     ...(fields.timing ? { timing: fields.timing } : {}),
     // Declared below, read when results are written (at the first checkpoint, after them).
     ...(planned ? { waves: { limits: planned.limits.source, reasons: planned.reasons, planned: waves.length, plannedWaves: waves.map((w) => [...w.deployments]), runs: waveRuns.map((r) => ({ ...r, facts: { ...r.facts } })) } } : {}),
@@ -148,6 +191,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   // results.json while the run goes on: a crash keeps every finished cell (see checkpointDue).
   let checkpointed = 0;
   const checkpoint = (force = false) => {
+    if (sealed) return;
     if (!force && !checkpointDue(sampled.length, checkpointed)) return;
     checkpointed = sampled.length;
     const byCell = new Map(sampled.map((s) => [s.measurement.cell, s.measurement]));
@@ -179,6 +223,8 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   /** The wave whose hosts are up (its down() not yet called); null before the first and between waves. */
   let waveUp: number | null = null;
   let waveStarted = false;
+  /** When the down() in flight started (undefined when none is): a hand-over counts its time as teardown. */
+  let downStartedAt: number | undefined;
   /** Tears down the wave that is up (or, before any wave, whatever the target holds: nothing). */
   const tearDownWave = async () => {
     const w = waveUp;
@@ -186,11 +232,13 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     progress.log(inWaves && w !== null ? `wave ${w + 1} of ${waves.length}: tearing down…` : "tearing down…");
     let report: TeardownReport;
     const downStarted = performance.now();
+    downStartedAt = downStarted;
     try {
       report = await target.down();
     } catch (error) {
       report = { status: "failed", errors: [`teardown threw: ${(error as Error).message}`], removed: [] };
     }
+    downStartedAt = undefined;
     const seconds = (performance.now() - downStarted) / 1000;
     clock.teardown += seconds;
     teardown = mergeTeardown(teardown, report, inWaves && w !== null ? `wave ${w + 1}: ` : "");
@@ -199,211 +247,298 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
     if (report.status === "failed") progress.log(`teardown FAILED:\n  ${report.errors.join("\n  ")}`);
   };
 
-  try {
-    // Inside the try: a plan.json that can be written nowhere fails the run before anything is brought up.
-    files.write("plan.json", `${JSON.stringify(plan, null, 2)}\n`);
-    const asked = typeof options.waves === "function" ? await options.waves() : options.waves;
-    if (asked && asked.waves.length > 1) {
-      planned = asked;
-      waves = asked.waves;
-      inWaves = true;
-      const placed = waves.flatMap((w) => w.deployments);
-      const missing = plan.deployments.filter((d) => !placed.includes(d.id)).map((d) => d.id);
-      if (missing.length || placed.length !== new Set(placed).size || placed.length !== plan.deployments.length) {
-        throw new Error(`runExperiment: the waves must hold every deployment of the plan exactly once (missing: ${missing.join(", ") || "none"})`);
-      }
-    }
-    // A results.json from the start: a run killed at any point after this can be resumed, and
-    // once the hosts are up it says which they are.
-    checkpoint(true);
-    for (const [w, wave] of waves.entries()) {
-      if (signal.aborted) break;
-      const sub = inWaves ? wavePlan(plan, wave.deployments) : plan;
-      const targetRunId = inWaves ? `${options.runId}-w${w + 1}` : options.runId;
-      const waveLabel = inWaves ? `wave ${w + 1} of ${waves.length} (${sub.deployments.length} deployment${sub.deployments.length === 1 ? "" : "s"}: ${wave.variants.join(", ")}; replica${wave.replicas.length === 1 ? "" : "s"} ${wave.replicas.join(", ")}): ` : "";
-      const record: WaveRun = { wave: w + 1, deployments: [...wave.deployments], variants: [...wave.variants], replicas: [...wave.replicas], targetRunId, startedAt: new Date().toISOString(), bringUpSeconds: 0, cellsSeconds: 0, teardownSeconds: 0, teardown: "not-started", facts: {} };
-      if (inWaves) waveRuns.push(record);
-      waveUp = w;
-      waveStarted = true;
-      progress.log(`${waveLabel}bringing up ${sub.estimate.hosts} hosts on ${target.name}…`);
-      const upStarted = performance.now();
-      // Started on the next tick, so that even a callback that throws at once fails nothing.
-      const sideWork = Promise.resolve()
-        .then(() => (w === 0 ? options.whileBringingUp?.() : undefined))
-        .catch(() => undefined);
-      const waveEnvironment = await target.up(sub, { runId: targetRunId, runDir, log: (m) => progress.log(m), signal }).finally(async () => {
-        await sideWork;
-        const seconds = (performance.now() - upStarted) / 1000;
-        clock.bringUp += seconds;
-        record.bringUpSeconds = seconds;
-      });
-      record.facts = { ...waveEnvironment.facts };
-      allHosts.push(...waveEnvironment.hosts);
-      // Every wave's hosts, for results.json; the first wave's shaping, the latest facts over the earlier.
-      environment = { hosts: allHosts, shaping: environment?.shaping ?? waveEnvironment.shaping, facts: { ...environment?.facts, ...waveEnvironment.facts } };
-      const cellsStarted = performance.now();
-      checkpoint(true);
-      if (w === 0) {
-        progress.log(waveEnvironment.shaping.note);
-        progress.start(plan.cells.length);
-      }
-      // Round by round (runOrder): repetition 0 of every variant, then repetition 1, … so that a
-      // drift over the run does not pass for a difference. A deployment's hosts stay connected
-      // from its first step to its last.
-      const steps = runOrder(sub.cells);
-      const lastStep = new Map(steps.map((s, i) => [s.deployment, i]));
-      const sessions = new Map<string, DeploymentSession>();
-      const failDeployment = (deploymentId: string, error: unknown) => {
-        // One deployment that cannot be reached fails its own cells, not the others'.
-        const done = new Set(sampled.map((s) => s.measurement.cell));
-        for (const c of plan.cells.filter((c) => c.deployment === deploymentId && !done.has(c.id))) {
-          const failed = failedCell(c, (error as Error).message);
-          sampled.push(failed);
-          progress.cellFinished(cellLabel(c), "failed", failed.measurement.error);
-        }
-        checkpoint();
+  /**
+   * The run's last word, however it ends (its teardown done, or handed over): the cells it did
+   * not reach recorded as not run, the comparisons, results.json (written once: nothing after).
+   */
+  const finish = (): Results => {
+    if (finalResults) return finalResults;
+    const timeLimit = abortedBeforeTeardown && stoppedBy?.stop.by === "time-limit" ? stoppedBy.stop.minutes : undefined;
+    // Cells never reached (error, interruption, the time limit) are recorded as failed: nothing is silently missing.
+    const done = new Set(sampled.map((s) => s.measurement.cell));
+    const notRun = plan.cells.filter((c) => !done.has(c.id));
+    const reason =
+      timeLimit !== undefined
+        ? `not run: the run stopped at its time limit (--time-limit ${formatMinutes(timeLimit)}) before this cell ran`
+        : abortedBeforeTeardown
+          ? "interrupted before this cell ran"
+          : runError
+            ? "not run: the run failed before this cell ran (see the run's error)"
+            : "not run";
+    const waveOf = waveOfDeployment(waves);
+    // A copy: a teardown given up by a hand-over may still be finishing cells behind this.
+    const all = [...sampled, ...notRun.map((c) => failedCell(c, reason))];
+
+    const ok = all.filter((s) => s.measurement.status === "ok").length;
+    // A time limit is the run's own plan, not an interruption: what was measured makes it partial (exit 2).
+    const status = runStatus({ aborted: abortedBeforeTeardown && timeLimit === undefined, runError, ok, cells: plan.cells.length });
+    // A run that failed without throwing (every deployment unreachable) still says why. At the
+    // time limit, what the stop made fail (an up() interrupted…) is said as the time limit's doing.
+    const error =
+      timeLimit !== undefined
+        ? status === "failed" || runError
+          ? `the run stopped at its time limit (--time-limit ${formatMinutes(timeLimit)})${status === "failed" ? " before any cell was measured" : ""}${runError ? `: ${runError}` : ""}`
+          : undefined
+        : (runError ?? (status === "failed" ? `no cell was measured; first failure: ${all.find((s) => s.measurement.error)?.measurement.error ?? "unknown"}` : undefined));
+    const byCell = new Map(all.map((s) => [s.measurement.cell, s.measurement]));
+    const measurementSeconds = all.reduce((sum, s) => sum + (s.measurement.timing?.measurementSeconds ?? 0), 0);
+    const totalSeconds = (performance.now() - clock.start) / 1000;
+    const results = resultsWith({
+      timing: {
+        bringUpSeconds: clock.bringUp,
+        cellsSeconds: clock.cells,
+        teardownSeconds: clock.teardown,
+        totalSeconds,
+        measurementSeconds,
+        ...(measurementSeconds > 0 ? { overhead: totalSeconds / measurementSeconds } : {}),
+        concurrentDeployments: concurrent,
+        deployments: plan.deployments.flatMap((d) => {
+          const c = deploymentClock.get(d.id);
+          return c ? [{ deployment: d.id, ...c }] : [];
+        }),
+      },
+      status,
+      error,
+      measurements: plan.cells.map((c) => byCell.get(c.id)!),
+      comparisons: inWaves
+        ? withWaveNotes(compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), all, plan.cells), all.map((s) => s.measurement), waveOf)
+        : compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), all, plan.cells),
+      pairComparisons: comparePairs(all, plan.cells),
+      teardown,
+    });
+    // Where it went is files.resultsFile; one that could go nowhere was said (RunFiles), and the
+    // results are still returned for the caller to print.
+    sealed = true;
+    finalResults = results;
+    files.writeResults(results, true);
+    return results;
+  };
+
+  /**
+   * The run as it ends, or — once `handOver` is aborted — at once: the target starts removing
+   * what the run holds without waiting (Target.handOver), the teardown in flight is given up, and
+   * results.json says so (teardown.handedOver; status "failed": it did not finish here).
+   */
+  const untilHandedOver = (toEnd: Promise<Results>, handOver: AbortSignal): Promise<Results> =>
+    new Promise<Results>((resolve, reject) => {
+      let settled = false;
+      const handOverNow = async () => {
+        if (settled || sealed) return;
+        stopAt();
+        progress.stop();
+        const signalName = handOver.reason instanceof RunStop && handOver.reason.stop.by === "signal" ? handOver.reason.stop.signal : undefined;
+        progress.log(`${signalName ?? "hand-over"}: handing the teardown over to ${target.name}: starting the removal of everything the run holds, without waiting for it…`);
+        const started = performance.now();
+        const report = await handOverWithin(target, HAND_OVER_BUDGET_MS, signalName);
+        if (settled || sealed) return;
+        if (downStartedAt !== undefined) clock.teardown += (performance.now() - downStartedAt) / 1000;
+        else clock.teardown += (performance.now() - started) / 1000;
+        teardown = {
+          status: "failed",
+          errors: [
+            ...teardown.errors,
+            `teardown handed over${signalName ? ` on ${signalName}` : ""}: it did not finish in this process${report.started.length ? `; going on without it: ${report.started.join("; ")}` : "; nothing could be started"}${report.finishWith.length ? `; finish it with ${report.finishWith.map((c) => `\`${c}\``).join(" or ")}` : ""}`,
+            ...report.errors,
+          ],
+          removed: [...teardown.removed],
+          handedOver: { at: new Date().toISOString(), ...(signalName ? { signal: signalName } : {}), started: report.started, finishWith: report.finishWith },
+        };
+        settled = true;
+        resolve(finish());
       };
-      const timed = async (deploymentId: string, part: "readySeconds" | "cellsSeconds", work: () => Promise<void>) => {
-        const t = performance.now();
-        try {
-          await work();
-        } finally {
-          const c = deploymentClock.get(deploymentId) ?? { readySeconds: 0, cellsSeconds: 0 };
-          c[part] += (performance.now() - t) / 1000;
-          deploymentClock.set(deploymentId, c);
-        }
-      };
-      /** Connects a deployment (and warms it: versions, assets, servers). Throws as open() does. */
-      const openSession = async (deploymentId: string): Promise<DeploymentSession> => {
-        const opening = new DeploymentSession(deploymentId, environment!.hosts, sessionOptions, sampled, toolVersions);
-        sessions.set(deploymentId, opening);
-        await timed(deploymentId, "readySeconds", () => opening.open());
-        return opening;
-      };
-      /** One step: connect the deployment at its first, run its groups, close it after its last. "stop": interrupted. */
-      const runStep = async (step: RunStep, last: boolean): Promise<"next" | "stop"> => {
-        let session = sessions.get(step.deployment);
-        if (session?.dead) return "next";
-        try {
-          session ??= await openSession(step.deployment);
-          const running = session;
-          await timed(step.deployment, "cellsSeconds", () => running.run(step.groups));
-        } catch (error) {
-          // The session in the map: one whose open() threw is there too, and must be closed (dead).
-          await sessions.get(step.deployment)?.close();
-          // Ctrl-C while connecting is an interruption, not this deployment's failure.
-          if (signal.aborted) return "stop";
-          failDeployment(step.deployment, error);
-        }
-        if (last) await sessions.get(step.deployment)?.close();
-        return "next";
-      };
-      try {
-        if (!concurrent) {
-          // Every deployment connected and warmed before the first cell, all at once: nothing
-          // measures yet, so the parallel work perturbs nothing, and no connecting or server start
-          // is left between one deployment's last cell and the next one's first. A deployment that
-          // cannot be opened fails its own cells, as it would at its first step.
-          await Promise.all(
-            [...new Set(steps.map((s) => s.deployment))].map(async (id) => {
-              try {
-                await openSession(id);
-              } catch (error) {
-                await sessions.get(id)?.close();
-                if (!signal.aborted) failDeployment(id, error);
-              }
-            }),
-          );
-          for (const [index, step] of steps.entries()) {
-            if (signal.aborted) break;
-            if ((await runStep(step, lastStep.get(step.deployment) === index)) === "stop") break;
-          }
-        } else {
-          // One chain per deployment, in runOrder's order within it; the chains at the same time.
-          const chains = new Map<string, RunStep[]>();
-          for (const step of steps) chains.set(step.deployment, [...(chains.get(step.deployment) ?? []), step]);
-          // Every chain's in-flight commands listen on the signal at once: not a leak.
-          const listeners = getMaxListeners(signal);
-          if (listeners > 0) setMaxListeners(Math.max(listeners, 10 + 20 * chains.size), signal);
-          const settled = await Promise.allSettled(
-            [...chains.values()].map(async (own) => {
-              for (const [index, step] of own.entries()) {
-                if (signal.aborted) break;
-                if ((await runStep(step, index === own.length - 1)) === "stop") break;
-              }
-            }),
-          );
-          // Every chain has ended (allSettled, not all): nothing still runs when the sessions close below.
-          const thrown = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
-          if (thrown) throw thrown.reason;
-        }
-      } finally {
-        for (const s of sessions.values()) await s.close();
-        const seconds = (performance.now() - cellsStarted) / 1000;
-        clock.cells += seconds;
-        record.cellsSeconds = seconds;
-      }
-      // Down before the next wave comes up (the last one is torn down below, on every path).
-      if (inWaves && w < waves.length - 1) {
-        await tearDownWave();
-        if (teardown.status === "failed") {
-          throw new Error(`wave ${w + 1} of ${waves.length}: its teardown failed, so the later waves were not started (their cells were not run): finish that teardown first (see the teardown errors)`);
-        }
-      }
-    }
-  } catch (error) {
-    // Said once, in the final report (comparisonTable's "run failed:"), not here and not per cell.
-    runError = (error as Error).message;
-    progress.log(`error: ${runError.split("\n")[0]} (the whole message follows the results)`);
-  } finally {
-    // A Ctrl-C during teardown does not make a run whose every cell was measured "interrupted".
+      handOver.addEventListener("abort", () => void handOverNow().catch((e: unknown) => (settled ? undefined : ((settled = true), reject(e)))), { once: true });
+      if (handOver.aborted) void handOverNow().catch((e: unknown) => (settled ? undefined : ((settled = true), reject(e))));
+      toEnd.then(
+        (results) => {
+          if (settled) return;
+          settled = true;
+          resolve(results);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          settled = true;
+          reject(error);
+        },
+      );
+    });
+
+  /** What stopped the run, taken once, when it stops measuring: a signal during teardown changes nothing. */
+  let measuringEnded = false;
+  const stopAt = () => {
+    if (measuringEnded) return;
+    measuringEnded = true;
     abortedBeforeTeardown = signal.aborted;
-    progress.stop();
-    // The wave still up — or, when none came up, whatever up() may have left (down() is safe then).
-    if (waveUp !== null || !waveStarted) await tearDownWave();
-  }
+    stoppedBy = stopOf(signal);
+  };
 
-  // Cells never reached (error or interruption) are recorded as failed: nothing is silently missing.
-  const done = new Set(sampled.map((s) => s.measurement.cell));
-  const notRun = plan.cells.filter((c) => !done.has(c.id));
-  const reason = abortedBeforeTeardown ? "interrupted before this cell ran" : runError ? "not run: the run failed before this cell ran (see the run's error)" : "not run";
-  const waveOf = waveOfDeployment(waves);
-  for (const c of notRun) sampled.push(failedCell(c, reason));
+  const toEnd = (async (): Promise<Results> => {
+    try {
+      // Inside the try: a plan.json that can be written nowhere fails the run before anything is brought up.
+      files.write("plan.json", `${JSON.stringify(plan, null, 2)}\n`);
+      const asked = typeof options.waves === "function" ? await options.waves() : options.waves;
+      if (asked && asked.waves.length > 1) {
+        planned = asked;
+        waves = asked.waves;
+        inWaves = true;
+        const placed = waves.flatMap((w) => w.deployments);
+        const missing = plan.deployments.filter((d) => !placed.includes(d.id)).map((d) => d.id);
+        if (missing.length || placed.length !== new Set(placed).size || placed.length !== plan.deployments.length) {
+          throw new Error(`runExperiment: the waves must hold every deployment of the plan exactly once (missing: ${missing.join(", ") || "none"})`);
+        }
+      }
+      // A results.json from the start: a run killed at any point after this can be resumed, and
+      // once the hosts are up it says which they are.
+      checkpoint(true);
+      for (const [w, wave] of waves.entries()) {
+        if (signal.aborted) break;
+        const sub = inWaves ? wavePlan(plan, wave.deployments) : plan;
+        const targetRunId = inWaves ? `${options.runId}-w${w + 1}` : options.runId;
+        const waveLabel = inWaves ? `wave ${w + 1} of ${waves.length} (${sub.deployments.length} deployment${sub.deployments.length === 1 ? "" : "s"}: ${wave.variants.join(", ")}; replica${wave.replicas.length === 1 ? "" : "s"} ${wave.replicas.join(", ")}): ` : "";
+        const record: WaveRun = { wave: w + 1, deployments: [...wave.deployments], variants: [...wave.variants], replicas: [...wave.replicas], targetRunId, startedAt: new Date().toISOString(), bringUpSeconds: 0, cellsSeconds: 0, teardownSeconds: 0, teardown: "not-started", facts: {} };
+        if (inWaves) waveRuns.push(record);
+        waveUp = w;
+        waveStarted = true;
+        progress.log(`${waveLabel}bringing up ${sub.estimate.hosts} hosts on ${target.name}…`);
+        const upStarted = performance.now();
+        // Started on the next tick, so that even a callback that throws at once fails nothing.
+        const sideWork = Promise.resolve()
+          .then(() => (w === 0 ? options.whileBringingUp?.() : undefined))
+          .catch(() => undefined);
+        const waveEnvironment = await target.up(sub, { runId: targetRunId, runDir, log: (m) => progress.log(m), signal }).finally(async () => {
+          await sideWork;
+          const seconds = (performance.now() - upStarted) / 1000;
+          clock.bringUp += seconds;
+          record.bringUpSeconds = seconds;
+        });
+        record.facts = { ...waveEnvironment.facts };
+        allHosts.push(...waveEnvironment.hosts);
+        // Every wave's hosts, for results.json; the first wave's shaping, the latest facts over the earlier.
+        environment = { hosts: allHosts, shaping: environment?.shaping ?? waveEnvironment.shaping, facts: { ...environment?.facts, ...waveEnvironment.facts } };
+        const cellsStarted = performance.now();
+        checkpoint(true);
+        if (w === 0) {
+          progress.log(waveEnvironment.shaping.note);
+          progress.start(plan.cells.length);
+        }
+        // Round by round (runOrder): repetition 0 of every variant, then repetition 1, … so that a
+        // drift over the run does not pass for a difference. A deployment's hosts stay connected
+        // from its first step to its last.
+        const steps = runOrder(sub.cells);
+        const lastStep = new Map(steps.map((s, i) => [s.deployment, i]));
+        const sessions = new Map<string, DeploymentSession>();
+        const failDeployment = (deploymentId: string, error: unknown) => {
+          // One deployment that cannot be reached fails its own cells, not the others'.
+          const done = new Set(sampled.map((s) => s.measurement.cell));
+          for (const c of plan.cells.filter((c) => c.deployment === deploymentId && !done.has(c.id))) {
+            const failed = failedCell(c, (error as Error).message);
+            sampled.push(failed);
+            progress.cellFinished(cellLabel(c), "failed", failed.measurement.error);
+          }
+          checkpoint();
+        };
+        const timed = async (deploymentId: string, part: "readySeconds" | "cellsSeconds", work: () => Promise<void>) => {
+          const t = performance.now();
+          try {
+            await work();
+          } finally {
+            const c = deploymentClock.get(deploymentId) ?? { readySeconds: 0, cellsSeconds: 0 };
+            c[part] += (performance.now() - t) / 1000;
+            deploymentClock.set(deploymentId, c);
+          }
+        };
+        /** Connects a deployment (and warms it: versions, assets, servers). Throws as open() does. */
+        const openSession = async (deploymentId: string): Promise<DeploymentSession> => {
+          const opening = new DeploymentSession(deploymentId, environment!.hosts, sessionOptions, sampled, toolVersions);
+          sessions.set(deploymentId, opening);
+          await timed(deploymentId, "readySeconds", () => opening.open());
+          return opening;
+        };
+        /** One step: connect the deployment at its first, run its groups, close it after its last. "stop": interrupted. */
+        const runStep = async (step: RunStep, last: boolean): Promise<"next" | "stop"> => {
+          let session = sessions.get(step.deployment);
+          if (session?.dead) return "next";
+          try {
+            session ??= await openSession(step.deployment);
+            const running = session;
+            await timed(step.deployment, "cellsSeconds", () => running.run(step.groups));
+          } catch (error) {
+            // The session in the map: one whose open() threw is there too, and must be closed (dead).
+            await sessions.get(step.deployment)?.close();
+            // Ctrl-C while connecting is an interruption, not this deployment's failure.
+            if (signal.aborted) return "stop";
+            failDeployment(step.deployment, error);
+          }
+          if (last) await sessions.get(step.deployment)?.close();
+          return "next";
+        };
+        try {
+          if (!concurrent) {
+            // Every deployment connected and warmed before the first cell, all at once: nothing
+            // measures yet, so the parallel work perturbs nothing, and no connecting or server start
+            // is left between one deployment's last cell and the next one's first. A deployment that
+            // cannot be opened fails its own cells, as it would at its first step.
+            await Promise.all(
+              [...new Set(steps.map((s) => s.deployment))].map(async (id) => {
+                try {
+                  await openSession(id);
+                } catch (error) {
+                  await sessions.get(id)?.close();
+                  if (!signal.aborted) failDeployment(id, error);
+                }
+              }),
+            );
+            for (const [index, step] of steps.entries()) {
+              if (signal.aborted) break;
+              if ((await runStep(step, lastStep.get(step.deployment) === index)) === "stop") break;
+            }
+          } else {
+            // One chain per deployment, in runOrder's order within it; the chains at the same time.
+            const chains = new Map<string, RunStep[]>();
+            for (const step of steps) chains.set(step.deployment, [...(chains.get(step.deployment) ?? []), step]);
+            // Every chain's in-flight commands listen on the signal at once: not a leak.
+            const listeners = getMaxListeners(signal);
+            if (listeners > 0) setMaxListeners(Math.max(listeners, 10 + 20 * chains.size), signal);
+            const settled = await Promise.allSettled(
+              [...chains.values()].map(async (own) => {
+                for (const [index, step] of own.entries()) {
+                  if (signal.aborted) break;
+                  if ((await runStep(step, index === own.length - 1)) === "stop") break;
+                }
+              }),
+            );
+            // Every chain has ended (allSettled, not all): nothing still runs when the sessions close below.
+            const thrown = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+            if (thrown) throw thrown.reason;
+          }
+        } finally {
+          for (const s of sessions.values()) await s.close();
+          const seconds = (performance.now() - cellsStarted) / 1000;
+          clock.cells += seconds;
+          record.cellsSeconds = seconds;
+        }
+        // Down before the next wave comes up (the last one is torn down below, on every path).
+        if (inWaves && w < waves.length - 1) {
+          await tearDownWave();
+          if (teardown.status === "failed") {
+            throw new Error(`wave ${w + 1} of ${waves.length}: its teardown failed, so the later waves were not started (their cells were not run): finish that teardown first (see the teardown errors)`);
+          }
+        }
+      }
+    } catch (error) {
+      // Said once, in the final report (comparisonTable's "run failed:"), not here and not per cell.
+      runError = (error as Error).message;
+      progress.log(`error: ${runError.split("\n")[0]} (the whole message follows the results)`);
+    } finally {
+      // A Ctrl-C during teardown does not make a run whose every cell was measured "interrupted".
+      stopAt();
+      progress.stop();
+      // The wave still up — or, when none came up, whatever up() may have left (down() is safe then).
+      if (waveUp !== null || !waveStarted) await tearDownWave();
+    }
+    return finish();
+  })();
+  return options.handOver && target.handOver ? untilHandedOver(toEnd, options.handOver) : toEnd;
 
-  const ok = sampled.filter((s) => s.measurement.status === "ok").length;
-  const status = runStatus({ aborted: abortedBeforeTeardown, runError, ok, cells: plan.cells.length });
-  // A run that failed without throwing (every deployment unreachable) still says why.
-  const error = runError ?? (status === "failed" ? `no cell was measured; first failure: ${sampled.find((s) => s.measurement.error)?.measurement.error ?? "unknown"}` : undefined);
-  const byCell = new Map(sampled.map((s) => [s.measurement.cell, s.measurement]));
-  const measurementSeconds = sampled.reduce((sum, s) => sum + (s.measurement.timing?.measurementSeconds ?? 0), 0);
-  const totalSeconds = (performance.now() - clock.start) / 1000;
-  const results = resultsWith({
-    timing: {
-      bringUpSeconds: clock.bringUp,
-      cellsSeconds: clock.cells,
-      teardownSeconds: clock.teardown,
-      totalSeconds,
-      measurementSeconds,
-      ...(measurementSeconds > 0 ? { overhead: totalSeconds / measurementSeconds } : {}),
-      concurrentDeployments: concurrent,
-      deployments: plan.deployments.flatMap((d) => {
-        const c = deploymentClock.get(d.id);
-        return c ? [{ deployment: d.id, ...c }] : [];
-      }),
-    },
-    status,
-    error,
-    measurements: plan.cells.map((c) => byCell.get(c.id)!),
-    comparisons: inWaves
-      ? withWaveNotes(compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells), sampled.map((s) => s.measurement), waveOf)
-      : compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells),
-    pairComparisons: comparePairs(sampled, plan.cells),
-    teardown,
-  });
-  // Where it went is files.resultsFile; one that could go nowhere was said (RunFiles), and the
-  // results are still returned for the caller to print.
-  files.writeResults(results, true);
-  return results;
 }
 
 /**

@@ -80,6 +80,24 @@ export interface Target {
    * (plan/waves.ts). Absent or undefined: no limit but the user's --max-vcpus. Creates nothing.
    */
   waveLimits?(plan: Plan, ctx: TargetContext): Promise<TargetWaveLimits | undefined>;
+  /**
+   * The run must end within seconds (a second, different signal during its teardown: a CI
+   * runner's SIGTERM, its SIGKILL 2.5 s behind): start removing everything the run holds without
+   * waiting for it to go, and say what was started. May be called while up() or down() is in
+   * flight (they may be given up: the process exits soon after); must resolve within `withinMs`.
+   * Absent: the target's teardown is quick enough to finish anyway (the local target), and goes on.
+   */
+  handOver?(options: { withinMs: number; signal?: NodeJS.Signals }): Promise<HandOver>;
+}
+
+/** What a target's handOver() started, and what it could not. */
+export interface HandOver {
+  /** What goes on without latlab, one line each (Azure: "resource group … : deletion accepted by ARM"). */
+  started: string[];
+  /** What could not be started, and why. */
+  errors: string[];
+  /** Commands that finish (or confirm) the teardown later. */
+  finishWith: string[];
 }
 
 /**

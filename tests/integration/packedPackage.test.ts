@@ -121,14 +121,18 @@ describe("the packed package in a user's project", () => {
     expect(plan.stdout).toMatch(/^ppg-vs-zone: /);
   });
 
-  it("the scheduled workflow works there: the package's `latlab init` writes it byte for byte, and `latlab ci-matrix` plans the project's experiments", () => {
+  it("the scheduled workflows work there: the package's `latlab init` writes them byte for byte, and `latlab ci-matrix` plans the project's experiments only", () => {
     const other = join(temp("latlab-user-"), "lab2");
     ok(run(process.execPath, [join(installed, "bin", "latlab.js"), "init", other], project), "latlab init from the package");
-    expect(readFileSync(join(other, ".github/workflows/scheduled.yml"))).toEqual(readFileSync(join(ROOT, ".github/workflows/scheduled.yml")));
-    // What the workflow's plan job runs (`npx latlab ci-matrix …`): the project's experiments first, then latlab's own.
+    for (const name of ["scheduled.yml", "latlab-measure.yml", "latlab-history.yml", "latlab-sweep.yml"]) {
+      expect(readFileSync(join(other, ".github/workflows", name)), name).toEqual(readFileSync(join(ROOT, ".github/workflows", name)));
+    }
+    // What the workflow's plan job runs (`npx latlab ci-matrix …`): with no names, the project's own experiments only.
     const matrix = JSON.parse(ok(run("npx", ["latlab", "ci-matrix", "--duration", "1x", "--target", "azure"], project), "latlab ci-matrix").stdout) as { include: { experiment: string }[] };
-    expect(matrix.include.map((e) => e.experiment).slice(0, 2)).toEqual(["example", "mine"]);
-    expect(matrix.include.map((e) => e.experiment)).toContain("ppg-vs-zone");
+    expect(matrix.include.map((e) => e.experiment)).toEqual(["example", "mine"]);
+    // latlab's built-ins when named, loaded from the package.
+    const named = JSON.parse(ok(run("npx", ["latlab", "ci-matrix", "mine", "ppg-vs-zone"], project), "latlab ci-matrix mine ppg-vs-zone").stdout) as typeof matrix;
+    expect(named.include.map((e) => e.experiment)).toEqual(["mine", "ppg-vs-zone"]);
   });
 
   it("`latlab run` measures the user's experiment for real with plain node, and tears down", () => {

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 /**
  * The files `latlab init` writes into a new experiments project. Each is a function of the few
@@ -6,10 +7,25 @@ import { readFileSync } from "node:fs";
  */
 
 /**
- * latlab's scheduled GitHub workflow, as shipped in the package (package.json "files"): a new
- * project gets the very file latlab's own repository runs, byte for byte.
+ * latlab's GitHub workflows, as shipped in the package (package.json "files" lists each): a new
+ * project gets the very files latlab's own repository runs, byte for byte. scheduled.yml holds
+ * the triggers and calls the reusable latlab-measure.yml (plan, measure, cleanup) and
+ * latlab-history.yml; latlab-sweep.yml deletes expired groups every hour.
  */
-export const SCHEDULED_WORKFLOW = new URL("../../../.github/workflows/scheduled.yml", import.meta.url);
+export const LATLAB_WORKFLOW_FILES = ["scheduled.yml", "latlab-measure.yml", "latlab-history.yml", "latlab-sweep.yml"] as const;
+
+/** Where the package keeps its workflows: .github/workflows/ at its root (src/ in a checkout, dist/ in the package, both two folders down). */
+export const WORKFLOWS_DIR = new URL("../../../.github/workflows/", import.meta.url);
+
+/** One of latlab's workflows as the package ships it; a clear error when the package lacks it. */
+export function latlabWorkflow(name: (typeof LATLAB_WORKFLOW_FILES)[number], dir: URL = WORKFLOWS_DIR): string {
+  const file = new URL(name, dir);
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    throw new Error(`latlab's package has no .github/workflows/${name} (${fileURLToPath(file)}): it must ship every workflow \`latlab init\` copies (package.json "files")`, { cause: error });
+  }
+}
 
 export interface TemplateContext {
   /** npm package name of the new project. */
@@ -126,10 +142,18 @@ it. \`npx latlab run example --target azure\` runs the same experiment on Azure 
 money: \`npx latlab plan example --target azure\` shows the cost first). Results go to
 \`results/<runId>/\`. \`npm run typecheck\` checks the experiments.
 
-\`.github/workflows/scheduled.yml\` runs the experiments on Azure every week in GitHub Actions,
-compares each run with the previous one and keeps the history in the branch \`latlab-history\`:
-see "Scheduled runs in GitHub Actions" in latlab's README for what it needs (an Azure login
-through OpenID Connect, and latlab installable on the runner by \`npm ci\`).
+The workflows in \`.github/workflows/\` run the experiments on Azure in GitHub Actions:
+\`scheduled.yml\` (the weekly schedule, and runs by hand) calls \`latlab-measure.yml\` (the plan,
+one job per experiment, then a cleanup job that deletes whatever the run left in Azure) and
+\`latlab-history.yml\` (every run added to the history in the branch \`latlab-history\`);
+\`latlab-sweep.yml\` deletes expired latlab resource groups every hour. They
+measure this project's \`experiments/\` only; latlab's own experiments run when named (the
+\`experiments\` input). \`max-cost\` caps each experiment's worst-case Azure cost and
+\`max-total-cost\` all of them together: above it nothing is deployed. An experiment whose job
+needs more than a GitHub-hosted runner's 6 hours is refused; give the \`runner\` input a
+self-hosted runner's label for it. See "Scheduled runs in GitHub Actions" in latlab's README for
+what they need (an Azure login through OpenID Connect, and latlab installable on the runner by
+\`npm ci\`).
 `;
 
 /** Every file `latlab init` writes, in the order it lists them. */
@@ -139,5 +163,5 @@ export const TEMPLATES: readonly TemplateFile[] = [
   { path: "experiments/example.ts", content: exampleExperiment },
   { path: ".gitignore", content: gitignore },
   { path: "README.md", content: readme },
-  { path: ".github/workflows/scheduled.yml", content: () => readFileSync(SCHEDULED_WORKFLOW, "utf8") },
+  ...LATLAB_WORKFLOW_FILES.map((name): TemplateFile => ({ path: `.github/workflows/${name}`, content: () => latlabWorkflow(name) })),
 ];

@@ -1,15 +1,17 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { packageName, scaffold } from "../../../src/cli/init/scaffold.ts";
-import { TEMPLATES } from "../../../src/cli/init/templates.ts";
+import { LATLAB_WORKFLOW_FILES, TEMPLATES, latlabWorkflow } from "../../../src/cli/init/templates.ts";
 import { tempDirs } from "../../tempDirs.ts";
 import { runMain } from "./runMain.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const LATLAB = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
-const FILES = ["package.json", "tsconfig.json", "experiments/example.ts", ".gitignore", "README.md", ".github/workflows/scheduled.yml"];
+const WORKFLOWS = LATLAB_WORKFLOW_FILES.map((name) => `.github/workflows/${name}`);
+const FILES = ["package.json", "tsconfig.json", "experiments/example.ts", ".gitignore", "README.md", ...WORKFLOWS];
 const temp = tempDirs();
 
 const cli = runMain;
@@ -49,9 +51,14 @@ describe("latlab init", () => {
     expect(example).toMatch(/^import \{ defineExperiment \} from "latlab";$/m);
     expect(example).toMatch(/^export default defineExperiment\(\{$/m);
     expect(readFileSync(join(dir, "README.md"), "utf8")).toMatch(/^# my-lab\n/);
-    expect(readFileSync(join(dir, "README.md"), "utf8")).toContain('"Scheduled runs in GitHub Actions"');
-    // latlab's own scheduled workflow, byte for byte (it works in both places: see its header).
-    expect(readFileSync(join(dir, ".github/workflows/scheduled.yml"))).toEqual(readFileSync(join(ROOT, ".github/workflows/scheduled.yml")));
+    const readme = readFileSync(join(dir, "README.md"), "utf8");
+    expect(readme).toContain('"Scheduled runs in GitHub Actions"');
+    // The README names every workflow, the total budget input, and what the workflows measure.
+    for (const name of LATLAB_WORKFLOW_FILES) expect(readme).toContain(`\`${name}\``);
+    expect(readme).toContain("`max-total-cost`");
+    expect(readme).toMatch(/measure this project's `experiments\/` only; latlab's own experiments run when named/);
+    // latlab's own workflows, byte for byte (they work in both places: see their headers).
+    for (const f of WORKFLOWS) expect(readFileSync(join(dir, f)), f).toEqual(readFileSync(join(ROOT, f)));
   });
 
   it("refuses to overwrite: lists the files that exist and changes nothing", async () => {
@@ -87,12 +94,22 @@ describe("latlab init", () => {
     const result = scaffold(dir);
     expect(result).toEqual({ dir, written: FILES, existing: [] });
     expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).name).toBe("lab-2");
-    expect(readFileSync(join(dir, ".github/workflows/scheduled.yml"), "utf8")).toBe(readFileSync(join(ROOT, ".github/workflows/scheduled.yml"), "utf8"));
+    for (const f of WORKFLOWS) expect(readFileSync(join(dir, f), "utf8"), f).toBe(readFileSync(join(ROOT, f), "utf8"));
   });
 
-  it("the package ships the workflow init copies (package.json \"files\")", () => {
+  it("the workflows are the four latlab runs itself; a package without one says which, and init writes nothing", () => {
+    expect(LATLAB_WORKFLOW_FILES).toEqual(["scheduled.yml", "latlab-measure.yml", "latlab-history.yml", "latlab-sweep.yml"]);
+    const empty = temp("latlab-init-workflows-");
+    expect(() => latlabWorkflow("latlab-sweep.yml", pathToFileURL(`${empty}/`))).toThrow(/^latlab's package has no \.github\/workflows\/latlab-sweep\.yml \(.*\): it must ship every workflow `latlab init` copies \(package\.json "files"\)$/);
+    const dir = join(temp("latlab-init-"), "lab");
+    const missing = TEMPLATES.map((t) => (t.path === ".github/workflows/latlab-sweep.yml" ? { ...t, content: () => latlabWorkflow("latlab-sweep.yml", pathToFileURL(`${empty}/`)) } : t));
+    expect(() => scaffold(dir, { templates: missing })).toThrow(/latlab-sweep\.yml/);
+    expect(existsSync(join(dir, "package.json"))).toBe(false);
+  });
+
+  it("the package ships the workflows init copies (package.json \"files\")", () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { files: string[] };
-    expect(pkg.files).toContain(".github/workflows/scheduled.yml");
+    for (const f of WORKFLOWS) expect(pkg.files).toContain(f);
   });
 
   it("refuses a path that is a file", () => {

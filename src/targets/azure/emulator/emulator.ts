@@ -81,8 +81,10 @@ export interface RunningEmulator {
   /**
    * Stops serving and removes everything still there. `leftInArm` lists the resources ARM still
    * held (what a destroy missed); `errors` also names them, and what could not be removed.
+   * `keepState`: ARM's state stays in state.json (its resources are not errors then): a later
+   * emulator on the same home resumes it (`latlab sweep` leaves an emulator holding groups it kept so).
    */
-  stop(): Promise<{ errors: string[]; removed: string[]; leftInArm: string[] }>;
+  stop(options?: { keepState?: boolean }): Promise<{ errors: string[]; removed: string[]; leftInArm: string[] }>;
 }
 
 const shortOf = (home: string) => createHash("sha256").update(home).digest("hex").slice(0, 5);
@@ -192,15 +194,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       };
     },
     operations: () => cloud.log,
-    stop() {
+    stop(stopOptions = {}) {
       stopped ??= (async () => {
         await server.close();
         await cloud.close();
         const leftInArm = cloud.all().map((r) => `${r.type} ${r.id} (${r.state})`);
-        const errors = leftInArm.map((r) => `still in the emulator's ARM after the destroy (on Azure this would be a leak): ${r}`);
+        const errors = stopOptions.keepState ? [] : leftInArm.map((r) => `still in the emulator's ARM after the destroy (on Azure this would be a leak): ${r}`);
         const report = await fabric.shutdown();
         // The log outlives the emulator's folder where the caller wants it (copied by the rehearsal).
-        await rm(statePath, { force: true });
+        if (!stopOptions.keepState) await rm(statePath, { force: true });
         if (!options.home) await rm(home, { recursive: true, force: true });
         return { errors: [...errors, ...report.errors], removed: report.removed, leftInArm };
       })();

@@ -33,6 +33,9 @@ const DEFAULT_READY_TIMEOUT_S = 120;
 /** The subscription's vCPU limits and restricted sizes for a rehearsal (JSON, see arm/subscriptionCapacity.ts). */
 export const CAPACITY_ENV = "LATLAB_EMULATOR_CAPACITY";
 
+/** A rehearsal's emulator folder is `<system temp dir>/latlab-azemu-XXXXXX` (`latlab sweep --rehearse` looks for them). */
+export const EMULATOR_HOME_PREFIX = "latlab-azemu-";
+
 /** An HttpGet that sends ARM URLs to the emulator's Unix socket (path and query only). */
 export function overSocket(socketPath: string): HttpGet {
   return (url, init) =>
@@ -60,7 +63,7 @@ export async function startRehearsal(runDir: string, log: (message: string) => v
   if (delay !== undefined && !(delay >= 0)) throw new Error(`${DELAY_ENV}: expected milliseconds, got "${env[DELAY_ENV]}"`);
   const ready = env[READY_TIMEOUT_ENV] !== undefined ? Number(env[READY_TIMEOUT_ENV]) : DEFAULT_READY_TIMEOUT_S;
   if (!(ready > 0)) throw new Error(`${READY_TIMEOUT_ENV}: expected seconds, got "${env[READY_TIMEOUT_ENV]}"`);
-  const home = await mkdtemp(join(tmpdir(), "latlab-azemu-"));
+  const home = await mkdtemp(join(tmpdir(), EMULATOR_HOME_PREFIX));
   const emulator = await startEmulator({ home, log, faults, ...(capacity ? { capacity } : {}), ...(delay !== undefined ? { delays: { default: delay } } : {}) }).catch(async (e: unknown) => {
     await rm(home, { recursive: true, force: true });
     throw e;
@@ -80,7 +83,8 @@ export async function resumeRehearsal(home: string, runDir: string, log: (messag
   return rehearsalOf(await startEmulator({ home, log }), runDir, DEFAULT_READY_TIMEOUT_S);
 }
 
-function socketAnswers(path: string): Promise<boolean> {
+/** Does an emulator serve ARM on this socket (a run still going)? A socket file left by a killed one refuses the connection. */
+export function socketAnswers(path: string): Promise<boolean> {
   if (!existsSync(path)) return Promise.resolve(false);
   return new Promise((resolve) => {
     const s = connect(path);
@@ -117,6 +121,8 @@ function rehearsalOf(emulator: RunningEmulator, runDir: string, readyTimeoutSeco
         return g ? ((g.tags as Record<string, string> | undefined) ?? {}) : undefined;
       },
       delete: (name) => client.delete(`/subscriptions/${emulator.subscription}/resourceGroups/${name}`, API_VERSIONS.resources),
+      // The emulator's ARM takes the DELETE (202, the group "Deleting", its state saved to disk) and deletes on its own; nothing waits.
+      startDelete: async (name) => void emulator.cloud.delete(`/subscriptions/${emulator.subscription}/resourceGroups/${name}`, API_VERSIONS.resources),
       resources: async (name) => groupResourceIds(emulator.cloud, name),
     },
     // The same reader as for Azure, its requests answered by the emulator's socket: no network.

@@ -2,8 +2,9 @@ import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Plan } from "../../../plan/types.ts";
 import type { ShapingStatus, TeardownReport } from "../../../results/schema.ts";
-import type { Environment, HostEndpoint, Target, TargetContext, TargetWaveLimits } from "../../target.ts";
-import { createPassphrase, destroyCommand, removeSpentRunFiles, statePath, workspaceDir, writeRunState, type AzureRunState } from "./destroyRun.ts";
+import type { Environment, HandOver, HostEndpoint, Target, TargetContext, TargetWaveLimits } from "../../target.ts";
+import { createPassphrase, destroyCommand, removeSpentRunFiles, runStackTags, statePath, workspaceDir, writeRunState, type AzureRunState } from "./destroyRun.ts";
+import { remotePassphrase, runBackend, type RunBackend } from "./pulumiBackend.ts";
 import { generateRunKeys, removeRunKeys, type RunKeys } from "../access/keys.ts";
 import type { ComputeCapacity } from "../catalog/computeCapacity.ts";
 import { checkCapacity, formatVcpuNeeds, liveLimits, publicIpIssues, publicIpNeeds, vcpuNeeds } from "../catalog/quota.ts";
@@ -13,9 +14,9 @@ import { azureRunGroups, type RunGroups } from "./runGroups.ts";
 import { attachPlacement, type PlacementReader } from "./placementEvidence.ts";
 import { makeStateDir, runStateDir, writePointer } from "./runState.ts";
 import { displayUrl, makeRedactor } from "./redact.ts";
-import { absoluteBackendUrl, PROJECT_NAME, stackNameFor, summarizeCommandError, type PulumiProgram, type StackDriver, type StackFactory } from "./stack.ts";
-import { leftRecord, lineBuffer, tearDownStack } from "./teardown.ts";
-import { AzureOutputsSchema, hostName, namePrefix, type AzureOutputs, type AzureSettings } from "../program/types.ts";
+import { PROJECT_NAME, stackNameFor, summarizeCommandError, type PulumiProgram, type StackDriver, type StackFactory } from "./stack.ts";
+import { leftRecord, lineBuffer, startGroupDeletion, tearDownStack } from "./teardown.ts";
+import { AzureOutputsSchema, githubRunFromEnv, hostName, namePrefix, type AzureOutputs, type AzureSettings } from "../program/types.ts";
 import { checkTtl, recommendedExpiresAt, sizeIssues, sshFromProblem } from "../catalog/validateAzure.ts";
 import { sizeFacts } from "../catalog/sizes/sizeFacts.ts";
 
@@ -82,7 +83,11 @@ export interface AzureTargetOptions {
   createProgram: ProgramFactory;
   /** CIDR the runner's SSH comes from (`--ssh-from`); never "*" or 0.0.0.0/0. */
   sshFrom: string;
-  /** Pulumi backend (`--backend`); default `file://<stateDir>` (state in the run's state folder's `.pulumi/`, runState.ts). */
+  /**
+   * Pulumi backend (`--backend`); default LATLAB_PULUMI_BACKEND from `env`, else `file://<stateDir>`
+   * (state in the run's state folder's `.pulumi/`, runState.ts). One outside the state folder takes
+   * its passphrase from the environment (pulumiBackend.ts).
+   */
   backendUrl?: string;
   /** The run's resource groups in ARM, for teardown's check and fallback (default: the rehearsal's emulator, or Azure's). */
   runGroups?: () => Promise<RunGroups>;
@@ -279,6 +284,8 @@ interface Session {
   redact: (line: string) => string;
   stackName: string;
   backendUrl: string;
+  /** Set when the backend outlives the state folder (pulumiBackend.ts): passphrase from the environment, run tags on the stack. */
+  remoteBackend?: RunBackend;
   abort: AbortController;
   pendingUp: Promise<unknown>;
   keys?: RunKeys;
@@ -287,6 +294,11 @@ interface Session {
   /** Set as soon as the stack is open: from then on down() destroys it. */
   driver?: StackDriver;
   downPromise?: Promise<TeardownReport>;
+  /** Aborted by handOver(): the teardown in flight starts no Pulumi operation, retries nothing, and leaves the run state and the emulator to the hand-over. */
+  handingOver: AbortController;
+  /** The run's groups in ARM, opened once (the teardown's, and the hand-over's: its token then is warm). */
+  groups?: Promise<RunGroups>;
+  handOver?: Promise<HandOver>;
 }
 
 /**
@@ -317,7 +329,17 @@ export class AzureTarget implements Target {
     const external = [this.options.signal, (ctx as TargetContext & { signal?: AbortSignal }).signal].filter((s): s is AbortSignal => s !== undefined);
     const signal = AbortSignal.any([abort.signal, ...external]);
     const runDir = resolve(ctx.runDir);
-    const stateDir = runStateDir(ctx.runId, this.options.env ?? process.env);
+    const env = this.options.env ?? process.env;
+    const stateDir = runStateDir(ctx.runId, env);
+    // --backend, else LATLAB_PULUMI_BACKEND, else the state folder's. One that outlives the state
+    // folder without a passphrase in the environment is refused here, before anything starts.
+    let backend: RunBackend;
+    try {
+      backend = runBackend(this.options.backendUrl, stateDir, env);
+      if (backend.remote) remotePassphrase(backend, env);
+    } catch (e) {
+      throw new AzureTargetError(`azure target: ${(e as Error).message}`, { cause: e });
+    }
     const session: Session = {
       runId: ctx.runId,
       runDir,
@@ -325,9 +347,11 @@ export class AzureTarget implements Target {
       log: ctx.log,
       redact: (l) => l,
       stackName: stackNameFor(ctx.runId),
-      backendUrl: this.options.backendUrl ? absoluteBackendUrl(this.options.backendUrl) : `file://${stateDir}`,
+      backendUrl: backend.url,
+      ...(backend.remote ? { remoteBackend: backend } : {}),
       abort,
       pendingUp: Promise.resolve(),
+      handingOver: new AbortController(),
     };
     this.session = session;
     const p = this.bringUp(plan, session, signal);
@@ -339,6 +363,8 @@ export class AzureTarget implements Target {
     const o = this.options;
     const now = o.now ?? (() => new Date());
     const env = o.env ?? process.env;
+    // Inside GitHub Actions, the run's tags name its GitHub run (a bad GITHUB_* value stops it before anything exists).
+    const githubRun = githubRunFromEnv(env);
     const log = (m: string) => s.log(s.redact(m));
     const interrupted = () => new AzureTargetError("azure target: deploy interrupted");
     if (o.rehearsal) {
@@ -375,7 +401,7 @@ export class AzureTarget implements Target {
     await makeStateDir(s.stateDir);
     const keys = await generateRunKeys(plan, s.stateDir);
     s.keys = keys;
-    const { passphrase, source } = await createPassphrase(s.stateDir, env);
+    const { passphrase, source } = await createPassphrase(s.stateDir, env, s.remoteBackend);
     s.redact = makeRedactor([keys.client.privateKey, ...Object.values(keys.hosts).map((k) => k.privateKey)], { whole: [passphrase] });
     s.state = {
       runId: s.runId,
@@ -406,6 +432,7 @@ export class AzureTarget implements Target {
       expiresAt,
       ...(s.rehearsal ? { addressSpace: s.rehearsal.addressSpace } : {}),
       ...(liveSizeFacts ? { sizeFacts: liveSizeFacts } : {}),
+      ...(githubRun ? { githubRun } : {}),
     };
     const program = o.createProgram(plan, settings);
     const location = plan.deployments[0]?.hosts[0]?.region;
@@ -426,6 +453,8 @@ export class AzureTarget implements Target {
       },
       workDir: workspaceDir(s.stateDir),
       pulumiVersion: PULUMI_CLI_VERSION,
+      // What `latlab destroy --backend` needs where this state folder is not (destroyRun.ts RUN_TAGS).
+      ...(s.remoteBackend ? { tags: runStackTags(s.state) } : {}),
       ...(s.rehearsal ? { env: s.rehearsal.env } : {}),
     });
     // `latlab destroy` opens the stack with a CLI of this version's major.minor.
@@ -533,12 +562,82 @@ export class AzureTarget implements Target {
     return { status: report.status, errors: [...report.errors], removed: [...report.removed] };
   }
 
+  /**
+   * The run must end within seconds (Target.handOver): ARM is asked to delete the run's resource
+   * group (one per run: program/names.ts resourceGroupName) and goes on alone — the hand-over
+   * returns once ARM accepted, without waiting for anything to go. Pulumi's operation in flight
+   * gets SIGINT (it starts nothing new), the teardown in flight stops where it is, and state.json
+   * says "handed-over": `latlab destroy` (or the workflow's `latlab sweep --github-run`) confirms
+   * and finishes it. A rehearsal's emulator is left as it is, its ARM state on disk, for
+   * `latlab destroy` to resume.
+   */
+  async handOver(options: { withinMs: number; signal?: NodeJS.Signals }): Promise<HandOver> {
+    const s = this.session;
+    if (!s) return { started: ["nothing to remove: nothing was brought up"], errors: [], finishWith: [] };
+    s.handOver ??= this.startRemovingEverything(s, options.withinMs);
+    return s.handOver;
+  }
+
+  private async startRemovingEverything(s: Session, withinMs: number): Promise<HandOver> {
+    const until = Date.now() + withinMs;
+    s.abort.abort();
+    s.handingOver.abort();
+    const group = s.state?.resourceGroup ?? namePrefix(s.runId);
+    if (!s.driver || !s.state || s.state.status === "destroyed" || s.state.status === "not-deployed") {
+      // The stack was never opened (or is gone): nothing of the run exists in Azure.
+      return { started: ["nothing to remove: the run's Pulumi stack was never opened, so nothing exists in Azure"], errors: [], finishWith: [] };
+    }
+    const finishWith = this.finishCommands(s);
+    let outcome: Awaited<ReturnType<typeof startGroupDeletion>>;
+    try {
+      outcome = await startGroupDeletion(await this.runGroupsOf(s), group, s.runId, until);
+    } catch (e) {
+      outcome = { error: `resource group ${group}: ARM could not be asked: ${(e as Error).message}` };
+    }
+    const at = (this.options.now ?? (() => new Date()))().toISOString();
+    s.log(s.redact(`azure: teardown handed over: ${"started" in outcome ? outcome.started : "gone" in outcome ? outcome.gone : outcome.error}`));
+    await this.saveState(s, {
+      status: "handed-over",
+      handedOver: { at, deleting: "started" in outcome ? [group] : [] },
+      ...("error" in outcome ? { lastError: outcome.error } : {}),
+    });
+    return "error" in outcome ? { started: [], errors: [outcome.error], finishWith } : { started: ["started" in outcome ? outcome.started : outcome.gone], errors: [], finishWith };
+  }
+
+  /** What finishes a handed-over teardown: `latlab destroy`, and the sweep that finds the run's groups by their tags. */
+  private finishCommands(s: Session): string[] {
+    const commands = [destroyCommand(s.runId, s.runDir, this.options.resultsRoot)];
+    let githubRunId: string | undefined;
+    try {
+      githubRunId = githubRunFromEnv(this.options.env ?? process.env)?.runId;
+    } catch {
+      // Tags the run could not have: up() refused it before creating anything.
+    }
+    if (s.rehearsal) commands.push("npx latlab sweep --rehearse --delete");
+    else if (githubRunId) commands.push(`npx latlab sweep --github-run ${githubRunId} --delete`);
+    return commands;
+  }
+
+  private runGroupsOf(s: Session): Promise<RunGroups> {
+    const o = this.options;
+    s.groups ??= o.runGroups ? o.runGroups() : s.rehearsal ? Promise.resolve(s.rehearsal.groups) : azureRunGroups(o.env ?? process.env, o.subscriptionId);
+    return s.groups;
+  }
+
   private async tearDown(s: Session): Promise<TeardownReport> {
     // An up() in flight stops (Pulumi gets SIGINT) and is waited for: nothing is created behind our back.
     s.abort.abort();
+    // ARM's client and its token made now, not when a hand-over has 2 s left: one read of the group, its answer unused.
+    if (s.driver && !s.rehearsal) {
+      const group = s.state?.resourceGroup ?? namePrefix(s.runId);
+      void this.runGroupsOf(s)
+        .then((g) => g.tags(group))
+        .catch(() => undefined);
+    }
     await s.pendingUp;
     const report = await this.destroyStack(s);
-    if (!s.rehearsal) return report;
+    // Handed over: the emulator stays as it is (its ARM state on disk) for `latlab destroy` to resume.
+    if (!s.rehearsal || s.handingOver.signal.aborted) return report;
     // The emulator goes last: whatever its ARM still holds is what a destroy on Azure would have left behind.
     const stopped = await s.rehearsal.stop().catch((e: Error) => ({ errors: [`stopping the emulator: ${e.message}`], removed: [] as string[] }));
     const errors = [...report.errors, ...stopped.errors];
@@ -570,9 +669,10 @@ export class AzureTarget implements Target {
       },
       {
         open: async () => driver,
-        groups: async () => (o.runGroups ? o.runGroups() : s.rehearsal ? s.rehearsal.groups : azureRunGroups(o.env ?? process.env, o.subscriptionId)),
+        groups: () => this.runGroupsOf(s),
         log: s.log,
         redact: s.redact,
+        handedOver: s.handingOver.signal,
         // tearDownStack's own defaults (3 attempts, n × 5 s) unless a test asks otherwise.
         ...(o.destroyAttempts !== undefined ? { attempts: o.destroyAttempts } : {}),
         ...(o.destroyRetryDelayMs !== undefined ? { retryDelayMs: o.destroyRetryDelayMs } : {}),
@@ -580,6 +680,8 @@ export class AzureTarget implements Target {
     );
     const errors = [...outcome.errors];
     const removed = [...outcome.removed];
+    // Handed over: the run state is the hand-over's to write, and the keys and passphrase stay for `latlab destroy`.
+    if (s.handingOver.signal.aborted) return { status: "failed", errors, removed };
     // What ARM still holds goes into results.json too.
     removed.push(leftRecord(s.state?.resourceGroup ?? namePrefix(s.runId), outcome));
     if (outcome.status === "destroyed" && errors.length === 0) for (const p of await removeSpentRunFiles(s.stateDir)) removed.push(`file ${p}`);

@@ -1,16 +1,18 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import type { TeardownReport } from "../../../results/schema.ts";
 import { CLIENT_KEY_FILE, HOST_KEYS_DIR, removeRunKeys } from "../access/keys.ts";
 import { displayUrl, makeRedactor } from "./redact.ts";
 import type { Rehearsal } from "./azureTarget.ts";
-import { PROJECT_NAME, type StackFactory } from "./stack.ts";
+import { PROJECT_NAME, StackNotFoundError, stackNameFor, type StackDriver, type StackFactory } from "./stack.ts";
 import { namePrefix } from "../program/types.ts";
 import { azureRunGroups, type RunGroups } from "./runGroups.ts";
-import { POINTER_FILE, legacyStateDir, locateRun, runStateDir, stateRoot } from "./runState.ts";
+import { POINTER_FILE, RunPointerSchema, legacyStateDir, locateRun, runStateDir, stateRoot } from "./runState.ts";
+import { BACKEND_ENV, checkBackendReachable, PASSPHRASE_ENV, PASSPHRASE_FILE_ENV, passphraseFromEnv, remotePassphrase, requestedBackend, type BackendSource, type RunBackend } from "./pulumiBackend.ts";
 import { PULUMI_CLI_VERSION } from "./pulumiVersion.ts";
 import { leftRecord, tearDownStack, type TeardownOutcome } from "./teardown.ts";
 
@@ -27,15 +29,24 @@ export const AzureRunStateSchema = z.object({
   projectName: z.string(),
   stackName: z.string(),
   backendUrl: z.string(),
-  /** Where the stack's secrets passphrase is: `passphrase` beside this file, or PULUMI_CONFIG_PASSPHRASE. */
+  /**
+   * Where the stack's secrets passphrase is: `passphrase` beside this file, or the environment
+   * (PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE; always, for a backend outside the state folder).
+   */
   passphrase: z.enum(["file", "env"]),
   /** Known once the stack reported its outputs. */
   resourceGroup: z.string().nullable(),
   createdAt: z.string(),
   expiresAt: z.string(),
-  /** "stack-left": resources destroyed, the stack record not removed (harmless; destroy again removes it). */
-  status: z.enum(["deploying", "up", "destroyed", "stack-left", "leaked", "not-deployed"]),
+  /**
+   * "stack-left": resources destroyed, the stack record not removed (harmless; destroy again removes it).
+   * "handed-over": the run had to end during its teardown (AzureTarget.handOver): ARM was asked to
+   * delete the groups in `handedOver` and goes on alone; `latlab destroy` confirms and finishes it.
+   */
+  status: z.enum(["deploying", "up", "destroyed", "stack-left", "leaked", "not-deployed", "handed-over"]),
   lastError: z.string().optional(),
+  /** The hand-over, when there was one: when, and the resource groups ARM accepted to delete then. */
+  handedOver: z.object({ at: z.string(), deleting: z.array(z.string()) }).optional(),
   updatedAt: z.string(),
   /** A rehearsal: its emulator's folder (ARM state, VMs), which `latlab destroy` resumes. */
   rehearsal: z.object({ emulatorHome: z.string() }).optional(),
@@ -47,6 +58,36 @@ export const AzureRunStateSchema = z.object({
   subscriptionId: z.string().optional(),
 });
 export type AzureRunState = z.infer<typeof AzureRunStateSchema>;
+
+/**
+ * The stack tags of a run whose backend outlives its state folder (pulumiBackend.ts): what
+ * `latlab destroy <runId> --backend <url>` needs on a machine without that folder. The stack's
+ * own state holds the resources and their provider settings (destroy needs no program); these say
+ * the rest: the rehearsal's emulator folder to resume, the subscription the ARM fallback asks, the
+ * expiry the leak message names. Tags, not stack config: a DIY backend keeps no config (it lives in
+ * the workspace's Pulumi.<stack>.yaml, which goes with the machine: pkg/backend/diy/stack.go
+ * LoadRemoteConfig @ v3.259.0 returns ErrConfigNotSupported), but it keeps tags (stack.ts StackOpenOptions.tags).
+ */
+export const RUN_TAGS = { expiresAt: "latlab:expiresAt", rehearsalHome: "latlab:rehearsalHome", subscriptionId: "latlab:subscriptionId" } as const;
+export const RunStackTagsSchema = z
+  .object({
+    [RUN_TAGS.expiresAt]: z.string().datetime().optional(),
+    [RUN_TAGS.rehearsalHome]: z.string().startsWith("/").max(256).optional(),
+    [RUN_TAGS.subscriptionId]: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i).optional(),
+  })
+  // Pulumi's own tags (pulumi:project…) beside latlab's.
+  .passthrough();
+export type RunStackTags = z.infer<typeof RunStackTagsSchema>;
+
+/** The stack tags of a run, from its state (checked against the schema: a value Pulumi would refuse fails here, before the deploy). */
+export function runStackTags(state: Pick<AzureRunState, "expiresAt" | "rehearsal" | "subscriptionId">): Record<string, string> {
+  const tags: Record<string, string> = { [RUN_TAGS.expiresAt]: state.expiresAt };
+  if (state.rehearsal) tags[RUN_TAGS.rehearsalHome] = state.rehearsal.emulatorHome;
+  if (state.subscriptionId) tags[RUN_TAGS.subscriptionId] = state.subscriptionId;
+  const parsed = RunStackTagsSchema.safeParse(tags);
+  if (!parsed.success) throw new Error(`the run's stack tags are not valid: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  return tags;
+}
 
 export const STATE_FILE = "state.json";
 export const PASSPHRASE_FILE = "passphrase";
@@ -86,12 +127,15 @@ export async function readRunState(stateDir: string): Promise<AzureRunState> {
 }
 
 /**
- * The stack's secrets passphrase: PULUMI_CONFIG_PASSPHRASE when set (recorded as "env"),
- * otherwise a random one written 0600 into the run's state folder so a later `latlab destroy` can
- * open the stack.
+ * The stack's secrets passphrase: the environment's (PULUMI_CONFIG_PASSPHRASE or
+ * PULUMI_CONFIG_PASSPHRASE_FILE, recorded as "env") when it gives one, otherwise a random one
+ * written 0600 into the run's state folder so a later `latlab destroy` can open the stack. A
+ * backend that outlives the state folder (pulumiBackend.ts) takes the environment's or none: its
+ * passphrase is never written by latlab, and a missing one is a PulumiBackendError.
  */
-export async function createPassphrase(stateDir: string, env: NodeJS.ProcessEnv): Promise<{ passphrase: string; source: "file" | "env" }> {
-  const fromEnv = env.PULUMI_CONFIG_PASSPHRASE;
+export async function createPassphrase(stateDir: string, env: NodeJS.ProcessEnv, backend?: RunBackend): Promise<{ passphrase: string; source: "file" | "env" }> {
+  if (backend?.remote) return { passphrase: remotePassphrase(backend, env).passphrase, source: "env" };
+  const fromEnv = passphraseFromEnv(env)?.passphrase;
   if (fromEnv) return { passphrase: fromEnv, source: "env" };
   const passphrase = randomBytes(32).toString("hex");
   const file = join(stateDir, PASSPHRASE_FILE);
@@ -103,18 +147,21 @@ export async function createPassphrase(stateDir: string, env: NodeJS.ProcessEnv)
 
 export async function readPassphrase(stateDir: string, state: AzureRunState, env: NodeJS.ProcessEnv): Promise<string> {
   if (state.passphrase === "env") {
-    const p = env.PULUMI_CONFIG_PASSPHRASE;
-    if (!p) throw new Error(`run ${state.runId}: its stack was created with PULUMI_CONFIG_PASSPHRASE from the environment; set it to the same value and try again`);
+    const p = passphraseFromEnv(env)?.passphrase;
+    if (!p) throw new Error(`run ${state.runId}: its stack was created with a passphrase from the environment; set ${PASSPHRASE_ENV} (or ${PASSPHRASE_FILE_ENV}) to the same value and try again`);
     return p;
   }
   return (await readFile(join(stateDir, PASSPHRASE_FILE), "utf8")).trim();
 }
 
+/** A word for a POSIX shell: as is when it can be, else single-quoted. */
+const shellWord = (arg: string) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`);
+
 /** The command that finishes a teardown later. */
 export function destroyCommand(runId: string, runDir: string, resultsRoot = "results"): string {
   const standard = resolve(runDir) === resolve(resultsRoot, runId);
   const arg = standard ? runId : resolve(runDir);
-  return `npx latlab destroy ${/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`}`;
+  return `npx latlab destroy ${shellWord(arg)}`;
 }
 
 /** Loaded only for a rehearsal's run: a real one never starts the emulator. */
@@ -122,6 +169,12 @@ const resumeRehearsalLazily: NonNullable<DestroyRunOptions["resumeRehearsal"]> =
   (await import("../emulator/rehearsal.ts")).resumeRehearsal(home, runDir, log);
 
 export interface DestroyRunOptions {
+  /**
+   * `--backend`: the Pulumi backend of a run whose state folder is not on this machine (default
+   * LATLAB_PULUMI_BACKEND). With a state folder, the backend it recorded is used; a different
+   * `--backend` is refused.
+   */
+  backendUrl?: string;
   /** The run's resource groups in ARM (default: Azure's, or the rehearsal's emulator). */
   runGroups?: () => Promise<RunGroups>;
   /** Resumes a rehearsal's emulator (default: emulator/rehearsal.ts's; tests pass a fake). */
@@ -152,6 +205,8 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
   const env = options.env ?? process.env;
   const now = options.now ?? (() => new Date());
   const log = options.log;
+  // A bad URL is refused before anything is looked at or touched.
+  const backend = requestedBackend(options.backendUrl, env);
   const located = locateRun(runIdOrDir, resultsRoot, env);
   const neverDeployed = located ? undefined : resultsWithoutAzureState(runIdOrDir, resultsRoot);
   if (neverDeployed) {
@@ -160,6 +215,8 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
     log(`azure: ${neverDeployed} records no Azure state (no ${POINTER_FILE}): nothing of this run was deployed; nothing left to tear down`);
     return { status: "ok", errors: [], removed: [], left: null, leftUnknown: `not asked: nothing left to tear down: ${neverDeployed} records no Azure state, so the run deployed nothing` };
   }
+  // No state folder here (the runner that had it is gone): the stack itself, in the backend that outlived it.
+  if (!located && backend) return destroyFromBackend(runIdOrDir, backend, { ...options, resultsRoot, env, now });
   if (!located) {
     let byId = join(stateRoot(env), runIdOrDir);
     try {
@@ -169,11 +226,14 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
     }
     throw new Error(
       `no Azure run state for "${runIdOrDir}" (looked for ${statePath(byId)}, and in ${resolve(resultsRoot, runIdOrDir)} and ${resolve(runIdOrDir)} for its pointer or results.json); ` +
-        "resources latlab created are tagged owner=latlab: `npx latlab sweep` lists the expired ones",
+        `resources latlab created are tagged owner=latlab: \`npx latlab sweep\` lists the expired ones; a run whose Pulumi backend outlived its machine is destroyed with --backend <url> (or ${BACKEND_ENV})`,
     );
   }
   const { stateDir } = located;
   const state = await readRunState(stateDir);
+  if (backend?.from === "--backend" && backend.url !== state.backendUrl) {
+    throw new Error(`--backend ${displayUrl(backend.url)}: run ${state.runId}'s state (${statePath(stateDir)}) records its stack in ${displayUrl(state.backendUrl)}; nothing was touched. Leave --backend out to use the recorded one`);
+  }
   const runDir = located.runDir ?? (state.resultsDir && existsSync(state.resultsDir) ? state.resultsDir : undefined);
   const cmd = runDir ? destroyCommand(state.runId, runDir, resultsRoot) : `npx latlab destroy ${state.runId}`;
   if (state.status === "destroyed" || state.status === "not-deployed") {
@@ -253,6 +313,138 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
   return report;
 }
 
+/** The run a `latlab destroy` argument names when no state folder is here: a results folder's pointer, or a run id. */
+function runOfRef(ref: string, resultsRoot: string): { runId: string; runDir?: string } {
+  for (const dir of [resolve(resultsRoot, ref), resolve(ref)]) {
+    const file = join(dir, POINTER_FILE);
+    if (!existsSync(file)) continue;
+    const pointer = RunPointerSchema.safeParse((() => {
+      try {
+        return JSON.parse(readFileSync(file, "utf8"));
+      } catch {
+        return undefined;
+      }
+    })());
+    if (pointer.success) return { runId: pointer.data.runId, runDir: dir };
+  }
+  // runStateDir's rule for a run id: what the run's stack name was made from.
+  try {
+    runStateDir(ref, {});
+  } catch {
+    throw new Error(`"${ref}" is neither a run id nor a results folder with ${POINTER_FILE}: the stack of a run is found by its id (latlab-<runId>)`);
+  }
+  const dir = resolve(resultsRoot, ref);
+  return { runId: ref, ...(existsSync(join(dir, "results.json")) ? { runDir: dir } : {}) };
+}
+
+/** Destroys after the Pulumi CLI reads the secrets manager from the stack's state, not from the (fresh) workspace's Pulumi.<stack>.yaml. */
+const FROM_STATE_SECRETS = {
+  // pulumi destroy always may (pkg/cmd/pulumi/operations/destroy.go @ v3.259.0: "Destroy is always
+  // permitted to fall back to looking for secrets providers in state, since we explicitly want to
+  // support use cases where a user is trying to destroy a stack they no longer have configuration
+  // for"); refresh only when told (operations/refresh.go: NewStackSecretsManagerLoaderFromEnv,
+  // sdk/go/common/env/env.go FallbackToStateSecretsManager).
+  PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER: "true",
+};
+
+/**
+ * `latlab destroy <runId> --backend <url>` on a machine without the run's state folder (its runner
+ * vanished with it): finds the run's stack by name (latlab-<runId>) in the backend, reads what the
+ * run recorded in its tags (RUN_TAGS: a rehearsal's emulator folder, the subscription), and tears
+ * it down through the same teardown as ever — refresh, destroy from the stack's state (no program
+ * needed), the ARM check and fallback, stack removed. The passphrase comes from the environment.
+ * Nothing is written on this machine but the Pulumi workspace, a temp folder removed at the end
+ * (and results.json's `teardown`, when the argument was the run's results folder).
+ */
+async function destroyFromBackend(
+  ref: string,
+  backend: { url: string; from: BackendSource },
+  options: DestroyRunOptions & { resultsRoot: string; env: NodeJS.ProcessEnv; now: () => Date },
+): Promise<DestroyRunReport> {
+  const { env, log } = options;
+  const { runId, runDir } = runOfRef(ref, options.resultsRoot);
+  const stackName = stackNameFor(runId);
+  checkBackendReachable(backend);
+  let passphrase: string;
+  try {
+    passphrase = remotePassphrase(backend, env).passphrase;
+  } catch (e) {
+    throw new Error(`${(e as Error).message.replace(/\. Nothing was deployed$/, "")}. Nothing was touched`);
+  }
+  const redact = makeRedactor([], { whole: [passphrase] });
+  const say = (m: string) => log(redact(m));
+  const cmd = `npx latlab destroy ${runId} --backend ${shellWord(backend.url)}`;
+  // A fresh workspace: no Pulumi.<stack>.yaml, so the secrets manager comes from the stack's state (FROM_STATE_SECRETS).
+  const workDir = await mkdtemp(join(tmpdir(), "latlab-destroy-"));
+  try {
+    const base = {
+      runId,
+      projectName: PROJECT_NAME,
+      stackName,
+      backendUrl: backend.url,
+      passphrase,
+      config: {},
+      workDir,
+      pulumiVersion: PULUMI_CLI_VERSION,
+      existing: true,
+    };
+    say(`azure: run ${runId}: no state folder on this machine; looking for stack ${stackName} in ${displayUrl(backend.url)} (${backend.from})…`);
+    let found: StackDriver;
+    try {
+      found = await options.stackFactory.open({ ...base, env: FROM_STATE_SECRETS });
+    } catch (e) {
+      if (!(e instanceof StackNotFoundError)) throw e;
+      throw new Error(
+        `${displayUrl(backend.url)} holds no stack ${stackName}: run ${runId} was destroyed already, never deployed, or used another backend. ` +
+          "Resources latlab created are tagged owner=latlab and runId: `npx latlab sweep` lists the expired ones",
+        { cause: e },
+      );
+    }
+    const parsedTags = RunStackTagsSchema.safeParse((await found.tags?.()) ?? {});
+    if (!parsedTags.success) throw new Error(`stack ${stackName}'s tags are not what latlab wrote: ${parsedTags.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    const tags = parsedTags.data;
+    const home = tags[RUN_TAGS.rehearsalHome];
+    const subscriptionId = tags[RUN_TAGS.subscriptionId];
+    const group = namePrefix(runId);
+
+    let rehearsal: Rehearsal | undefined;
+    const outcome = await tearDownStack(
+      { runId, stackName, backendUrl: backend.url, resourceGroup: group, expiresAt: tags[RUN_TAGS.expiresAt] ?? "unknown", finishCommand: cmd, rehearsal: home !== undefined },
+      {
+        open: async () => {
+          if (!home) return found;
+          // After the stale locks are gone: a live emulator means the run is still going (LiveRunError).
+          rehearsal = await (options.resumeRehearsal ?? resumeRehearsalLazily)(home, runDir ?? workDir, say);
+          // The emulator's provider plugin and socket are in the Pulumi CLI's environment, set when the workspace opens.
+          return options.stackFactory.open({ ...base, env: { ...FROM_STATE_SECRETS, ...rehearsal.env } });
+        },
+        groups: async () => (options.runGroups ? options.runGroups() : rehearsal ? rehearsal.groups : azureRunGroups(env, subscriptionId)),
+        log: say,
+        redact,
+        ...(options.destroyAttempts !== undefined ? { attempts: options.destroyAttempts } : {}),
+        ...(options.destroyRetryDelayMs !== undefined ? { retryDelayMs: options.destroyRetryDelayMs } : {}),
+      },
+    );
+    const errors = [...outcome.errors];
+    const removed = [...outcome.removed];
+    if (outcome.status === "live") {
+      log(`azure: ${errors.join("\n")}`);
+      return { status: "failed", errors, removed, left: null, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
+    }
+    removed.push(leftRecord(group, outcome));
+    if (rehearsal) {
+      const stopped = await rehearsal.stop().catch((e: Error) => ({ errors: [`stopping the emulator: ${e.message}`], removed: [] as string[] }));
+      errors.push(...stopped.errors);
+      removed.push(...stopped.removed);
+    }
+    const report: DestroyRunReport = { status: errors.length > 0 ? "failed" : "ok", errors, removed, left: outcome.left, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
+    if (runDir) await markResults(runDir, report, options.now(), log);
+    return report;
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
 /**
  * The results folder `ref` names (under resultsRoot, or as a path) when it is one — it has a
  * plan.json or results.json — and records no Azure state at all: no pointer, no
@@ -284,6 +476,8 @@ async function markResults(runDir: string, report: TeardownReport, at: Date, log
     const before = results.teardown as Partial<TeardownReport> | undefined;
     const earlier = (before?.errors ?? []).map((e) => `(earlier attempt) ${e}`);
     results.teardown = {
+      // A hand-over stays on the record: the run's own teardown did not finish, this one did.
+      ...(before?.handedOver ? { handedOver: before.handedOver } : {}),
       status: report.status,
       errors: report.status === "ok" ? [] : [...report.errors, ...earlier],
       removed: [

@@ -11,6 +11,12 @@ export interface RunGroups {
   /** Deletes the group and everything in it; resolves when it is gone. */
   delete(name: string): Promise<void>;
   /**
+   * Starts deleting the group and everything in it; resolves once ARM has accepted the request
+   * (202), without waiting for the group to go (a teardown handed over: teardown.ts
+   * startGroupDeletion). Rejects as ARM answers (404 when there is no such group, 409…).
+   */
+  startDelete?(name: string): Promise<void>;
+  /**
    * What ARM holds of the group: the group's own id first, then the id of every resource in it;
    * empty when there is no such group.
    */
@@ -47,12 +53,17 @@ export function ownedByRun(tags: Record<string, string>, runId: string): boolean
   return tagValue(tags, "owner") === "latlab" && tagValue(tags, "runId") === runId;
 }
 
-/** RunGroups over Azure itself (credentials as for `latlab sweep`; subscription from the environment). */
+/**
+ * RunGroups over Azure itself: latlab's own credential (access/armCredential.ts: GitHub OIDC when
+ * ARM_USE_OIDC=true, else DefaultAzureCredential); subscription from the environment. The ARM
+ * client's bearer-token policy asks the credential before each request, including each poll of a
+ * group's delete, so a teardown hours into a run gets a renewed token.
+ */
 export async function azureRunGroups(env: NodeJS.ProcessEnv = process.env, pinned?: string): Promise<RunGroups> {
   // The run's own subscription when known (state.json); else as the deploy would pick it.
   const subscriptionId = pinned ?? resolveSubscription(env).id;
-  const [{ DefaultAzureCredential }, { ResourceManagementClient }] = await Promise.all([import("@azure/identity"), import("@azure/arm-resources")]);
-  const arm = new ResourceManagementClient(new DefaultAzureCredential(), subscriptionId);
+  const [{ latlabAzureCredential }, { ResourceManagementClient }] = await Promise.all([import("../access/armCredential.ts"), import("@azure/arm-resources")]);
+  const arm = new ResourceManagementClient(latlabAzureCredential(env), subscriptionId);
   const group = async (name: string) => {
     try {
       return await arm.resourceGroups.get(name);
@@ -68,6 +79,8 @@ export async function azureRunGroups(env: NodeJS.ProcessEnv = process.env, pinne
     },
     // The poller resolves when ARM says the group is gone.
     delete: async (name) => void (await arm.resourceGroups.delete(name)),
+    // The poller sends the DELETE at once; submitted() resolves on ARM's first answer (202), and nothing polls after it.
+    startDelete: async (name) => void (await arm.resourceGroups.delete(name).submitted()),
     async resources(name) {
       const g = await group(name);
       if (!g) return [];

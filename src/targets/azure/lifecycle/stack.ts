@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { PulumiFn } from "@pulumi/pulumi/automation/index.js";
+import { displayUrl } from "./redact.ts";
 import { checkPulumiVersion, compatiblePulumiVersion, PULUMI_CLI_VERSION, PulumiVersionError, versionCheckOff } from "./pulumiVersion.ts";
 
 /**
@@ -40,6 +41,8 @@ export interface StackDriver {
   destroy(options: StackOperationOptions): Promise<void>;
   /** Removes the (empty) stack from the backend. */
   remove(): Promise<void>;
+  /** The stack's tags (`pulumi stack tag ls`): what a run recorded in its stack for a later `latlab destroy` (RunStackTags). */
+  tags?(): Promise<Record<string, string>>;
 }
 
 export interface StackOpenOptions {
@@ -66,6 +69,15 @@ export interface StackOpenOptions {
    * the emulator's provider plugin first on PATH and names its socket).
    */
   env?: Record<string, string>;
+  /**
+   * Tags set on the stack once it is open (`pulumi stack tag set`, one each). A DIY backend writes
+   * them at once, beside the stack (`<stack>.pulumi-tags`: pkg/backend/diy/stack_tags.go @
+   * v3.259.0), not with the next checkpoint: they survive a runner killed in the middle of `up`.
+   * Names: letters, digits, `-_.:`, at most 40; values at most 256 characters (pkg/util/validation/stack.go).
+   */
+  tags?: Record<string, string>;
+  /** Open the stack only if it exists (`latlab destroy` from the backend): a missing one is a StackNotFoundError, never created. */
+  existing?: boolean;
 }
 
 export interface StackFactory {
@@ -146,6 +158,14 @@ export function diagnosticErrors(output: string): string[] {
   }
   // A provider's init failure reads "1 error occurred: * <reason>": keep the reason.
   return out.map((e) => e.replace(/: \d+ errors? occurred: \* /, ": ").replace(/ \* /g, "; "));
+}
+
+/** `existing` was asked for and the backend holds no such stack. */
+export class StackNotFoundError extends Error {
+  constructor(stackName: string, backendUrl: string, cause: unknown) {
+    super(`the Pulumi backend ${displayUrl(backendUrl)} holds no stack ${stackName}: ${summarizeCommandError(cause)}`, { cause });
+    this.name = "StackNotFoundError";
+  }
 }
 
 export class StackOperationError extends Error {
@@ -237,19 +257,25 @@ export function createPulumiStackFactory(options: PulumiStackFactoryOptions = {}
       // LocalWorkspace needs the folder to exist; without one it makes /tmp/automation-XXXX and never removes it.
       if (o.workDir) await mkdir(o.workDir, { recursive: true, mode: 0o700 });
       let stack;
+      const args = { stackName: o.stackName, projectName: o.projectName, program };
+      const workspace = {
+        pulumiCommand,
+        ...(o.workDir ? { workDir: o.workDir } : {}),
+        projectSettings: { name: o.projectName, runtime: "nodejs" as const, backend: { url: o.backendUrl } },
+        envVars: { PULUMI_CONFIG_PASSPHRASE: o.passphrase, PULUMI_SKIP_UPDATE_CHECK: "true", ...(o.env ?? {}) },
+      };
       try {
-        stack = await LocalWorkspace.createOrSelectStack(
-          { stackName: o.stackName, projectName: o.projectName, program },
-          {
-            pulumiCommand,
-            ...(o.workDir ? { workDir: o.workDir } : {}),
-            projectSettings: { name: o.projectName, runtime: "nodejs", backend: { url: o.backendUrl } },
-            envVars: { PULUMI_CONFIG_PASSPHRASE: o.passphrase, PULUMI_SKIP_UPDATE_CHECK: "true", ...(o.env ?? {}) },
-          },
-        );
-        for (const [key, value] of Object.entries(o.config)) await stack.setConfig(key, { value });
+        stack = o.existing ? await LocalWorkspace.selectStack(args, workspace) : await LocalWorkspace.createOrSelectStack(args, workspace);
       } catch (e) {
-        throw new StackOperationError("stack select/create", o.stackName, e);
+        // backenderr.StackNotFoundError's text (pkg/backend/backenderr/backenderr.go @ v3.259.0).
+        if (o.existing && /no stack named '[^']*' found/.test(String((e as Error)?.message ?? e))) throw new StackNotFoundError(o.stackName, o.backendUrl, e);
+        throw new StackOperationError(o.existing ? "stack select" : "stack select/create", o.stackName, e);
+      }
+      try {
+        for (const [key, value] of Object.entries(o.config)) await stack.setConfig(key, { value });
+        for (const [key, value] of Object.entries(o.tags ?? {})) await stack.setTag(key, value);
+      } catch (e) {
+        throw new StackOperationError("config/tag set", o.stackName, e);
       }
       const s = stack;
       return {
@@ -295,6 +321,13 @@ export function createPulumiStackFactory(options: PulumiStackFactoryOptions = {}
             await s.workspace.removeStack(o.stackName);
           } catch (e) {
             throw new StackOperationError("stack rm", o.stackName, e);
+          }
+        },
+        async tags() {
+          try {
+            return { ...(await s.listTags()) };
+          } catch (e) {
+            throw new StackOperationError("stack tag ls", o.stackName, e);
           }
         },
       };

@@ -1,9 +1,14 @@
 /**
- * `latlab sweep`: finds resource groups latlab created (tag owner=latlab) whose `expiresAt`
- * tag has passed, and — only with `--delete` — deletes them. The safety net for runs whose
- * teardown never happened (a CI runner lost with its file:// backend, a killed process).
- * A group whose expiry cannot be read is listed, never deleted.
+ * `latlab sweep`: finds resource groups latlab created (tag owner=latlab) and — only with
+ * `--delete` — deletes the ones it selects:
+ *   - by default, those whose `expiresAt` tag has passed: the safety net for runs whose teardown
+ *     never happened (a CI runner lost with its file:// backend, a killed process);
+ *   - with a GitHub run (`--github-run <id>`), every group of that run, whatever its expiry: the
+ *     workflow's cleanup job, which needs no Pulumi state. A group of another run, or without the
+ *     run's tags, is never selected.
+ * A group whose expiry cannot be read is listed, never deleted by expiry.
  */
+import { GITHUB_RUN_TAGS } from "../program/names.ts";
 
 /** The little of an Azure resource group the sweeper reads. */
 export interface ResourceGroupInfo {
@@ -14,7 +19,7 @@ export interface ResourceGroupInfo {
   provisioningState?: string;
 }
 
-/** The narrow slice of @azure/arm-resources the sweeper uses (faked in tests). */
+/** The narrow slice of @azure/arm-resources the sweeper uses (faked in tests; a rehearsal's emulator: emulator/sweepRehearsals.ts). */
 export interface ResourceGroupsClient {
   /** Resource groups matching an OData `$filter`. */
   list(filter: string): AsyncIterable<ResourceGroupInfo>;
@@ -27,7 +32,27 @@ export interface ResourceGroupsClient {
 export const OWNER_TAG = "owner";
 export const OWNER_VALUE = "latlab";
 export const EXPIRES_TAG = "expiresAt";
+/**
+ * Resource Groups - List filters by one tag name and value: "to filter for a tag name and value,
+ * use $filter=tagName eq 'tag1' and tagValue eq 'Value1'" (@azure/arm-resources 8.0.0
+ * dist/esm/api/resourceGroups/options.d.ts, ResourceGroupsListOptionalParams.filter). The owner
+ * tag is the one asked for; the GitHub run tags are checked here, on what comes back.
+ */
 export const LATLAB_FILTER = `tagName eq '${OWNER_TAG}' and tagValue eq '${OWNER_VALUE}'`;
+
+/** Which GitHub run's groups to select (`--github-run`, `--github-attempt`, `--github-repository`). */
+export interface GithubRunSelector {
+  /** GITHUB_RUN_ID: digits. */
+  runId: string;
+  /** Only this attempt's groups (GITHUB_RUN_ATTEMPT); absent: every attempt of the run. */
+  attempt?: string;
+  /**
+   * Only groups of this repository (owner/name): a run id is unique "within a repository"
+   * (program/types.ts cites GitHub's words), so two repositories sharing a subscription could
+   * share one. Absent: any repository.
+   */
+  repository?: string;
+}
 
 export interface SweptGroup {
   name: string;
@@ -36,17 +61,26 @@ export interface SweptGroup {
   /** ISO time, or null when the tag is missing or unreadable. */
   expiresAt: string | null;
   state: "expired" | "not-expired" | "unknown-expiry" | "deleting";
+  /** The GitHub run tags, when the group has them. */
+  github?: { runId?: string; runAttempt?: string; repository?: string };
+  /** Chosen for deletion (deleted only with --delete). */
+  selected: boolean;
+  /** Why it is selected or kept, in words. */
+  why: string;
 }
 
 export interface SweepReport {
   dryRun: boolean;
+  /** The GitHub run whose groups were selected; null: expired groups were. */
+  githubRun: GithubRunSelector | null;
   groups: SweptGroup[];
   /** Names of the groups deleted (only with delete: true). */
   deleted: string[];
   failed: { name: string; error: string }[];
   /**
-   * After --delete: what ARM still holds of the expired groups (ids; [] = nothing left), or null
-   * when not asked (a dry run, or a client that cannot list).
+   * After --delete: what ARM still holds of the groups the sweep answers for — the selected ones,
+   * and with --github-run the run's groups Azure was already deleting — (ids; [] = nothing left),
+   * or null when not asked (a dry run, or a client that cannot list).
    */
   left: string[] | null;
   /** Why some of `left` could not be read. */
@@ -56,8 +90,10 @@ export interface SweepReport {
 export interface SweepOptions {
   client: ResourceGroupsClient;
   now: Date;
-  /** Really delete the expired groups; false (the default of the CLI) only lists them. */
+  /** Really delete the selected groups; false (the default of the CLI) only lists them. */
   delete: boolean;
+  /** Select every group of this GitHub run, whatever its expiry (and nothing else); absent: the expired ones. */
+  githubRun?: GithubRunSelector;
   log: (message: string) => void;
 }
 
@@ -77,47 +113,91 @@ export function parseExpiry(value: string | undefined): Date | null {
   return Number.isNaN(t) ? null : new Date(t);
 }
 
-export function classify(group: ResourceGroupInfo, now: Date): SweptGroup {
+type Classified = Omit<SweptGroup, "selected" | "why">;
+
+export function classify(group: ResourceGroupInfo, now: Date): Classified {
   const raw = tag(group.tags, EXPIRES_TAG);
   const expiry = parseExpiry(raw);
   const runId = tag(group.tags, "runId");
-  const base = { name: group.name, ...(group.location ? { location: group.location } : {}), ...(runId ? { runId } : {}), expiresAt: expiry?.toISOString() ?? null };
+  const github = { runId: tag(group.tags, GITHUB_RUN_TAGS.runId), runAttempt: tag(group.tags, GITHUB_RUN_TAGS.runAttempt), repository: tag(group.tags, GITHUB_RUN_TAGS.repository) };
+  const githubTags = Object.fromEntries(Object.entries(github).filter(([, v]) => v !== undefined));
+  const base = {
+    name: group.name,
+    ...(group.location ? { location: group.location } : {}),
+    ...(runId ? { runId } : {}),
+    expiresAt: expiry?.toISOString() ?? null,
+    ...(Object.keys(githubTags).length ? { github: githubTags } : {}),
+  };
   if (group.provisioningState?.toLowerCase() === "deleting") return { ...base, state: "deleting" };
   if (!expiry) return { ...base, state: "unknown-expiry" };
   return { ...base, state: expiry.getTime() <= now.getTime() ? "expired" : "not-expired" };
 }
 
+/** "GitHub run 123 attempt 2 of owner/name", as reports say it. */
+export function describeGithubRun(run: GithubRunSelector): string {
+  return `GitHub run ${run.runId}${run.attempt ? ` attempt ${run.attempt}` : ""}${run.repository ? ` of ${run.repository}` : ""}`;
+}
+
+/**
+ * Whether the sweep selects a group (deletes it with --delete), and why (or why not). `watch`:
+ * what ARM still holds of it is reported after --delete.
+ */
+export function selectGroup(group: Classified, githubRun?: GithubRunSelector): { selected: boolean; watch: boolean; why: string } {
+  if (githubRun) {
+    const g = group.github ?? {};
+    const wanted = describeGithubRun(githubRun);
+    if (g.runId === undefined) return { selected: false, watch: false, why: `not of ${wanted}: no ${GITHUB_RUN_TAGS.runId} tag` };
+    if (g.runId !== githubRun.runId) return { selected: false, watch: false, why: `another GitHub run (${GITHUB_RUN_TAGS.runId}=${g.runId})` };
+    if (githubRun.attempt !== undefined && g.runAttempt !== githubRun.attempt) {
+      return { selected: false, watch: false, why: `another attempt of the run (${GITHUB_RUN_TAGS.runAttempt}=${g.runAttempt ?? "none"})` };
+    }
+    // Compared exactly, as GITHUB_REPOSITORY gave it to the run and gives it to the cleanup job.
+    if (githubRun.repository !== undefined && g.repository !== githubRun.repository) {
+      return { selected: false, watch: false, why: `another repository's run (${GITHUB_RUN_TAGS.repository}=${g.repository ?? "none"})` };
+    }
+    // A second DELETE on a group ARM is deleting can restart its deletion (crossplane-contrib/provider-azure#141): watched, not deleted again.
+    if (group.state === "deleting") return { selected: false, watch: true, why: `${wanted}; Azure is already deleting it` };
+    const expiry = group.state === "expired" ? `expired ${group.expiresAt}` : group.state === "not-expired" ? `expires ${group.expiresAt}` : "unknown expiry";
+    return { selected: true, watch: true, why: `${wanted} (${expiry}: the run's groups go whatever their expiry)` };
+  }
+  switch (group.state) {
+    case "expired":
+      return { selected: true, watch: true, why: `expired ${group.expiresAt}` };
+    case "not-expired":
+      return { selected: false, watch: false, why: `not expired: expires ${group.expiresAt}` };
+    case "unknown-expiry":
+      return { selected: false, watch: false, why: "unknown expiry (no readable expiresAt tag): never deleted by the sweeper; check it by hand" };
+    case "deleting":
+      return { selected: false, watch: false, why: "Azure is already deleting it" };
+  }
+}
+
 export async function sweep(options: SweepOptions): Promise<SweepReport> {
-  const { client, now, log } = options;
+  const { client, now, log, githubRun } = options;
   const groups: SweptGroup[] = [];
+  const watched: string[] = [];
   for await (const g of client.list(LATLAB_FILTER)) {
     // The filter is Azure's; check the tag again rather than trust it blindly.
     if (tag(g.tags, OWNER_TAG)?.toLowerCase() !== OWNER_VALUE) continue;
-    groups.push(classify(g, now));
+    const classified = classify(g, now);
+    const { selected, watch, why } = selectGroup(classified, githubRun);
+    groups.push({ ...classified, selected, why });
+    if (watch) watched.push(g.name);
   }
-  const report: SweepReport = { dryRun: !options.delete, groups, deleted: [], failed: [], left: null, leftErrors: [] };
+  const report: SweepReport = { dryRun: !options.delete, githubRun: githubRun ?? null, groups, deleted: [], failed: [], left: null, leftErrors: [] };
+  const chosen = groups.filter((g) => g.selected);
+  const what = githubRun ? `of ${describeGithubRun(githubRun)}` : "expired";
   for (const g of groups) {
     const where = `${g.name}${g.location ? ` (${g.location})` : ""}${g.runId ? ` run ${g.runId}` : ""}`;
-    switch (g.state) {
-      case "expired":
-        log(`expired   ${where}: expiresAt ${g.expiresAt}${options.delete ? "" : " — would delete (pass --delete)"}`);
-        break;
-      case "not-expired":
-        log(`kept      ${where}: expires ${g.expiresAt}`);
-        break;
-      case "unknown-expiry":
-        log(`kept      ${where}: unknown expiry (no readable expiresAt tag) — never deleted by the sweeper; check it by hand`);
-        break;
-      case "deleting":
-        log(`deleting  ${where}: Azure is already deleting it`);
-        break;
-    }
+    if (g.selected) log(`${githubRun ? "selected" : "expired "}  ${where}: ${g.why}${options.delete ? "" : " — would delete (pass --delete)"}`);
+    else if (g.state === "deleting") log(`deleting  ${where}: ${g.why}`);
+    else log(`kept      ${where}: ${g.why}`);
   }
   if (!options.delete) {
-    log(`${groups.filter((g) => g.state === "expired").length} expired of ${groups.length} latlab resource groups (dry run: nothing deleted)`);
+    log(`${chosen.length} ${what} of ${groups.length} latlab resource groups (dry run: nothing deleted)`);
     return report;
   }
-  for (const g of groups.filter((x) => x.state === "expired")) {
+  for (const g of chosen) {
     log(`deleting ${g.name}…`);
     try {
       await client.beginDeleteAndWait(g.name);
@@ -132,28 +212,29 @@ export async function sweep(options: SweepOptions): Promise<SweepReport> {
   // What is left, as ARM has it: a delete that "succeeded" is not taken on trust.
   if (client.resources) {
     report.left = [];
-    for (const g of groups.filter((x) => x.state === "expired")) {
+    for (const name of watched) {
       try {
-        report.left.push(...(await client.resources(g.name)));
+        report.left.push(...(await client.resources(name)));
       } catch (e) {
-        report.leftErrors.push(`${g.name}: ${(e as Error).message ?? String(e)}`);
+        report.leftErrors.push(`${name}: ${(e as Error).message ?? String(e)}`);
       }
     }
   }
-  log(`deleted ${report.deleted.length} of ${groups.filter((g) => g.state === "expired").length} expired latlab resource groups${report.failed.length ? `; ${report.failed.length} failed` : ""}`);
+  log(`deleted ${report.deleted.length} of ${chosen.length} ${what} latlab resource groups${report.failed.length ? `; ${report.failed.length} failed` : ""}`);
   return report;
 }
 
 /**
- * The real client: @azure/identity's DefaultAzureCredential (env vars, workload identity /
- * OIDC, managed identity, Azure CLI…) and @azure/arm-resources. Loaded on demand.
+ * The real client: latlab's Azure credential (access/armCredential.ts: GitHub's OIDC token,
+ * renewed, under ARM_USE_OIDC; DefaultAzureCredential otherwise) and @azure/arm-resources. Loaded
+ * on demand.
  */
 export async function createAzureResourceGroupsClient(subscriptionId: string | undefined = process.env.AZURE_SUBSCRIPTION_ID ?? process.env.ARM_SUBSCRIPTION_ID): Promise<ResourceGroupsClient> {
   if (!subscriptionId) {
     throw new Error("latlab sweep: no subscription: set AZURE_SUBSCRIPTION_ID (or ARM_SUBSCRIPTION_ID), or pass --subscription <id>");
   }
-  const [{ DefaultAzureCredential }, { ResourceManagementClient }] = await Promise.all([import("@azure/identity"), import("@azure/arm-resources")]);
-  const arm = new ResourceManagementClient(new DefaultAzureCredential(), subscriptionId);
+  const [{ latlabAzureCredential }, { ResourceManagementClient }] = await Promise.all([import("../access/armCredential.ts"), import("@azure/arm-resources")]);
+  const arm = new ResourceManagementClient(latlabAzureCredential(), subscriptionId);
   return {
     async *list(filter) {
       for await (const g of arm.resourceGroups.list({ filter })) {

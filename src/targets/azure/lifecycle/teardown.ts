@@ -40,6 +40,12 @@ export interface TeardownDeps {
   /** Destroys tried before giving up (default 3), and the pause before the n-th retry: n × this (default 5 s). */
   attempts?: number;
   retryDelayMs?: number;
+  /**
+   * Aborted when the teardown is handed over (AzureTarget.handOver: the process is about to be
+   * killed): Pulumi's refresh or destroy in flight gets SIGINT — it starts no new operation —,
+   * nothing is retried or deleted from here any more, and the teardown returns at once.
+   */
+  handedOver?: AbortSignal;
 }
 
 export interface TeardownOutcome {
@@ -155,10 +161,12 @@ export async function tearDownStack(subject: TeardownSubject, deps: TeardownDeps
     }
   }
 
+  const handedOver = deps.handedOver;
+  const stopping = handedOver ? { ...output, signal: handedOver } : output;
   // 2. Refresh: not fatal — destroy works from the recorded state too.
-  if (driver) {
+  if (driver && !handedOver?.aborted) {
     try {
-      await driver.refresh(output);
+      await driver.refresh(stopping);
     } catch (e) {
       lines.flush();
       log(`azure: pulumi refresh of stack ${stackName} failed (${why(e).split("\n")[0]}); destroying from the recorded state`);
@@ -171,15 +179,15 @@ export async function tearDownStack(subject: TeardownSubject, deps: TeardownDeps
   let destroyed = false;
   let lastError = "";
   const destroy = async (attempts: number) => {
-    for (let attempt = 1; attempt <= attempts && !destroyed && driver; attempt++) {
+    for (let attempt = 1; attempt <= attempts && !destroyed && driver && !handedOver?.aborted; attempt++) {
       try {
-        // No signal: a second Ctrl-C must not stop the teardown from latlab's side.
-        await driver.destroy(output);
+        // No signal: a second Ctrl-C must not stop the teardown from latlab's side (a hand-over does).
+        await driver.destroy(stopping);
         destroyed = true;
       } catch (e) {
         lines.flush();
         lastError = why(e);
-        if (attempt < attempts) {
+        if (attempt < attempts && !handedOver?.aborted) {
           const pause = attempt * (deps.retryDelayMs ?? DESTROY_BACKOFF_MS);
           log(`azure: destroy attempt ${attempt} of ${attempts} failed (${lastError.split("\n")[0]}); trying again in ${Math.round(pause / 1000)} s`);
           await new Promise((r) => setTimeout(r, pause));
@@ -191,6 +199,12 @@ export async function tearDownStack(subject: TeardownSubject, deps: TeardownDeps
   };
   const attempts = deps.attempts ?? DESTROY_ATTEMPTS;
   await destroy(attempts);
+  if (handedOver?.aborted) {
+    // The hand-over's own ARM deletion is what goes on now; this process is about to end, and
+    // `latlab destroy` confirms what is left and removes the stack.
+    if (!destroyed) errors.push(`the teardown of stack ${stackName} was handed over before it finished (the run's resource group is deleted through ARM); finish with: ${subject.finishCommand}`);
+    return { status: destroyed ? "stack-left" : "leaked", errors, removed, left: null, leftUnknown: "not asked: the teardown was handed over" };
+  }
   if (driver && !destroyed) errors.push(`destroy of stack ${stackName} failed${attempts > 1 ? ` ${attempts} times; the last time` : ""}: ${lastError}`);
   if (destroyed) removed.push(`Azure resources of stack ${stackName} (resource group ${group})`);
 
@@ -277,6 +291,57 @@ export async function tearDownStack(subject: TeardownSubject, deps: TeardownDeps
     errors.push(`nothing of run ${runId} is left in Azure, but Pulumi's stack ${stackName} still lists resources; finish with: ${subject.finishCommand}`);
   }
   return { status, errors, removed, left, ...(left === null && leftUnknown ? { leftUnknown } : {}) };
+}
+
+/** What startGroupDeletion did: a line for what goes on without latlab, or why nothing does. */
+export type GroupDeletionStart = { started: string } | { gone: string } | { error: string };
+
+const ARM_RETRY_PAUSE_MS = 100;
+
+/**
+ * Asks ARM to delete the run's resource group and returns as soon as ARM has accepted it,
+ * without waiting for the group to go: ARM's ResourceGroups_Delete is a long-running operation
+ * that answers 202 Accepted (with a Location to poll) and deletes the group and everything in it
+ * on its own (Azure/azure-rest-api-specs specification/resources/resource-manager/
+ * Microsoft.Resources/stable/2024-03-01/resources.json @ 1eb311c3f6f22913eab7d5ad755aa474ae15d67f,
+ * ResourceGroups_Delete: responses 200, 202 "Accepted" with a location header,
+ * x-ms-long-running-operation). Only a group tagged owner=latlab, runId=<this run> is deleted, as
+ * in the teardown. A 409 (another operation in progress in the group, e.g. a delete Pulumi still
+ * has in flight) is asked again until `until` (epoch ms); each ARM call is given up at `until` too.
+ */
+export async function startGroupDeletion(groups: RunGroups, group: string, runId: string, until: number, now: () => number = Date.now): Promise<GroupDeletionStart> {
+  if (!groups.startDelete) return { error: `resource group ${group}: this ARM client cannot start a deletion without waiting for it` };
+  const startDelete = groups.startDelete.bind(groups);
+  const late = Symbol("late");
+  const beforeDeadline = <T>(p: Promise<T>): Promise<T | typeof late> => {
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([p, new Promise<typeof late>((r) => (timer = setTimeout(() => r(late), Math.max(0, until - now()))))]).finally(() => clearTimeout(timer));
+  };
+  const tooLate = (what: string) => ({ error: `resource group ${group}: ${what} did not answer in time; its deletion was not started` });
+  let tags: Record<string, string> | undefined | typeof late;
+  try {
+    tags = await beforeDeadline(groups.tags(group));
+  } catch (e) {
+    return { error: `reading resource group ${group} from ARM failed: ${describeArmError(e)}; its deletion was not started` };
+  }
+  if (tags === late) return tooLate("ARM (reading the group's tags)");
+  if (tags === undefined) return { gone: `resource group ${group}: not in ARM (nothing of the run was created there, or it is gone already)` };
+  if (!ownedByRun(tags, runId)) return { error: `resource group ${group} is not tagged owner=latlab, runId=${runId}: not deleting it` };
+  let lastConflict = "";
+  for (;;) {
+    try {
+      const accepted = await beforeDeadline(startDelete(group));
+      if (accepted === late) return tooLate("ARM (the delete request)");
+      return { started: `resource group ${group}: deletion accepted by ARM, which goes on deleting it and everything in it` };
+    } catch (e) {
+      if (isGroupNotFound(e)) return { gone: `resource group ${group}: gone already` };
+      const status = (e as { statusCode?: number; status?: number }).statusCode ?? (e as { status?: number }).status;
+      if (status !== 409) return { error: `deleting resource group ${group} through ARM failed: ${describeArmError(e)}` };
+      lastConflict = describeArmError(e);
+    }
+    if (now() + ARM_RETRY_PAUSE_MS >= until) return { error: `resource group ${group}: ARM refused its deletion until the time ran out (${lastConflict}); its deletion was not started` };
+    await new Promise((r) => setTimeout(r, ARM_RETRY_PAUSE_MS));
+  }
 }
 
 /** Splits streamed output into lines. */

@@ -6,7 +6,7 @@ import type { Plan } from "../../../plan/types.ts";
 import { deriveHostKeys } from "../access/hostKeys.ts";
 import type { SshKeyPair } from "../access/keys.ts";
 import { createProgram, type AzureProgramOutputs } from "./program.ts";
-import { hostName, type AzureSettings } from "./types.ts";
+import { githubRunFromEnv, hostName, type AzureSettings } from "./types.ts";
 import { recommendedExpiresAt } from "../catalog/validateAzure.ts";
 
 /**
@@ -33,6 +33,11 @@ import { recommendedExpiresAt } from "../catalog/validateAzure.ts";
  *   createdAt     ISO date-time; default now (tags)
  *   expiresAt     ISO date-time; default comfortably past the worst-case run (validated: must exceed it)
  *   addressSpace  CIDR the VNets are cut from; default 10.0.0.0/8 (latlab's emulator needs 198.18.0.0/16)
+ *
+ * Not config: inside GitHub Actions (GITHUB_ACTIONS=true in the environment of `pulumi up`) every
+ * resource also carries the run's githubRunId, githubRunAttempt and githubRepository tags, as with
+ * `latlab run` (types.ts githubRunFromEnv); an `up` from a later workflow run re-tags them with
+ * that run, whose `latlab sweep --github-run` then selects them.
  */
 
 /** Reads one `latlab:` key; undefined when unset. */
@@ -79,8 +84,10 @@ function parseDate(source: ConfigSource, key: string): Date | undefined {
   return date;
 }
 
-/** The plan and the settings for a stack, from its config. */
-export async function planAndSettingsFromConfig(source: ConfigSource, stack: string, now: Date = new Date()): Promise<{ plan: Plan; settings: AzureSettings }> {
+/** The plan and the settings for a stack, from its config (and, for the GitHub run tags, the environment). */
+export async function planAndSettingsFromConfig(source: ConfigSource, stack: string, now: Date = new Date(), env: NodeJS.ProcessEnv = process.env): Promise<{ plan: Plan; settings: AzureSettings }> {
+  // Before the experiment is loaded: a bad GITHUB_* value stops the program before anything is declared.
+  const githubRun = githubRunFromEnv(env);
   const ref = required(source, "experiment", "the experiment to deploy, e.g. `-c latlab:experiment=ppg-vs-zone`");
   const { experiment } = await loadExperiment(ref);
   const plan = buildPlan(experiment, azurePlanOptions(experiment, source("duration")));
@@ -110,6 +117,7 @@ export async function planAndSettingsFromConfig(source: ConfigSource, stack: str
     createdAt,
     expiresAt: parseDate(source, "expiresAt") ?? recommendedExpiresAt(plan, createdAt),
     ...(source("addressSpace") ? { addressSpace: source("addressSpace")! } : {}),
+    ...(githubRun ? { githubRun } : {}),
     // Defaults computed from "now" differ at every `pulumi up`: keep the first ones.
     ...(source("createdAt") === undefined ? { keepTags: source("expiresAt") === undefined ? (["createdAt", "expiresAt"] as const).slice() : ["createdAt" as const] } : {}),
   };

@@ -242,6 +242,8 @@ export function offlineSettings(plan: Plan, overrides: Partial<AzureSettings> = 
       hostKeys: overrides.hostKeys ?? Object.fromEntries(names.map((n) => [n, generateHostKey(`latlab-host-${n}`)])),
       createdAt,
       expiresAt: overrides.expiresAt ?? recommendedExpiresAt(plan, createdAt),
+      // The GitHub run tags only when given (a listing made inside a workflow run): never placeholders.
+      ...(overrides.githubRun ? { githubRun: overrides.githubRun } : {}),
     },
     placeholders: [...placeholders],
   };

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { namePrefix, type AzureSettings } from "./types.ts";
+import { namePrefix, type AzureSettings, type GithubRun } from "./types.ts";
 
 /**
  * Every Azure name (and tag) the program gives a resource, in one place: program.ts builds its
@@ -55,14 +55,22 @@ export const availabilitySetName = (prefix: string, deploymentIndex: number, gro
 /** The NIC's one IP configuration. */
 export const IP_CONFIGURATION_NAME = "ipconfig1";
 
-/** Tags on the resource group and on every taggable resource: the sweeper reads owner + expiresAt. */
+/** The tags naming the GitHub Actions run a run was made in (types.ts GithubRun): `latlab sweep --github-run` selects by them. */
+export const GITHUB_RUN_TAGS = { runId: "githubRunId", runAttempt: "githubRunAttempt", repository: "githubRepository" } as const satisfies Record<keyof GithubRun, string>;
+
+/**
+ * Tags on the resource group and on every taggable resource: the sweeper reads owner + expiresAt,
+ * and, for a run made in GitHub Actions, the GitHub run tags (nothing of GitHub outside it).
+ */
 export function runTags(settings: AzureSettings): Record<string, string> {
+  const github = settings.githubRun;
   return {
     owner: "latlab",
     runId: settings.runId,
     experiment: settings.experiment,
     createdAt: settings.createdAt.toISOString(),
     expiresAt: settings.expiresAt.toISOString(),
+    ...(github ? { [GITHUB_RUN_TAGS.runId]: github.runId, [GITHUB_RUN_TAGS.runAttempt]: github.runAttempt, [GITHUB_RUN_TAGS.repository]: github.repository } : {}),
   };
 }
 

@@ -31,6 +31,66 @@ export interface AzureSettings {
    * the image generation and disk controller. Absent: the offline catalog (sizes/sizeFacts.ts).
    */
   sizeFacts?: Record<string, Pick<SizeFacts, "hyperVGenerations" | "diskControllerTypes">>;
+  /**
+   * The GitHub Actions run this run is made in (githubRunFromEnv): tagged on every resource, so
+   * the workflow's cleanup job finds the run's groups through ARM alone (`latlab sweep
+   * --github-run`), with or without the Pulumi state. Absent outside GitHub Actions.
+   */
+  githubRun?: GithubRun;
+}
+
+/*
+ * The GitHub Actions run, as the runner's default environment variables give it (github/docs
+ * content/actions/reference/workflows-and-actions/variables.md @ 742d1a7): GITHUB_ACTIONS "always
+ * set to true when GitHub Actions is running the workflow"; GITHUB_RUN_ID "a unique number for each
+ * workflow run within a repository" that "does not change if you re-run the workflow run";
+ * GITHUB_RUN_ATTEMPT "begins at 1 … and increments with each re-run"; GITHUB_REPOSITORY "the owner
+ * and repository name. For example, octocat/Hello-World".
+ *
+ * Each becomes an Azure tag value: at most 256 characters (MicrosoftDocs/azure-docs
+ * articles/azure-resource-manager/management/tag-resources.md @ 000024f4, "Limitations"); the
+ * patterns below keep every value far shorter, and plain ASCII.
+ */
+
+/** Digits (a run id is a database id: at most 19 digits, an int64), no leading zero. */
+const RUN_ID = /^[1-9][0-9]{0,18}$/;
+/** Digits from 1. */
+const RUN_ATTEMPT = /^[1-9][0-9]{0,8}$/;
+/**
+ * `owner/name`. Owner: letters, digits and dashes, at most 39 characters; a managed user's name
+ * ends in `_SHORT-CODE` (github/docs content/admin/managing-iam/iam-configuration-reference/
+ * username-considerations-for-external-authentication.md @ 8dc9c0a). Name: ASCII letters, digits,
+ * `-`, `_`, `.`, at most 100, never `.` or `..` (GitHub documents no rule for it: as collected in
+ * dead-claudia/github-limits README.md @ 3bec2ee, "Repository names").
+ */
+const REPOSITORY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,38}\/(?!\.\.?$)[A-Za-z0-9._-]{1,100}$/;
+
+export const GithubRunSchema = z.object({
+  runId: z.string().regex(RUN_ID, "expected a GitHub run id: digits, e.g. 1658821493"),
+  runAttempt: z.string().regex(RUN_ATTEMPT, "expected a run attempt: a whole number from 1"),
+  repository: z.string().regex(REPOSITORY, "expected owner/name, e.g. octocat/Hello-World"),
+});
+export type GithubRun = z.infer<typeof GithubRunSchema>;
+
+/** The environment variable each field comes from: errors name it. */
+export const GITHUB_RUN_ENV = { runId: "GITHUB_RUN_ID", runAttempt: "GITHUB_RUN_ATTEMPT", repository: "GITHUB_REPOSITORY" } as const satisfies Record<keyof GithubRun, string>;
+
+/**
+ * The GitHub Actions run latlab runs in (GITHUB_ACTIONS=true), else undefined. Throws, naming the
+ * variable, when one is missing or not what GitHub sets: a run tagged with a wrong id would be
+ * missed by its own cleanup job.
+ */
+export function githubRunFromEnv(env: NodeJS.ProcessEnv): GithubRun | undefined {
+  if (env.GITHUB_ACTIONS !== "true") return undefined;
+  const raw = Object.fromEntries(Object.entries(GITHUB_RUN_ENV).map(([field, name]) => [field, env[name] ?? ""]));
+  const parsed = GithubRunSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((i) => {
+    const name = GITHUB_RUN_ENV[i.path[0] as keyof GithubRun];
+    const value = env[name];
+    return `${name}: ${value === undefined || value === "" ? "not set" : `${i.message}, got ${JSON.stringify(value.slice(0, 80))}`}`;
+  });
+  throw new Error(`GITHUB_ACTIONS=true, but the run cannot be tagged with its GitHub run (latlab's cleanup job finds a run's Azure resources by these tags): ${problems.join("; ")}`);
 }
 
 /** One host as the deployed stack reports it: what the runner needs to reach it. */

@@ -93,7 +93,7 @@ describe("sweep", () => {
     const f = fakeClient([rg("edge", { owner: "latlab", expiresAt: NOW.toISOString() })]);
     expect((await sweep({ client: f.client, now: NOW, delete: true, log: () => undefined })).deleted).toEqual(["edge"]);
     const empty = await sweep({ client: fakeClient([]).client, now: NOW, delete: true, log: () => undefined });
-    expect(empty).toEqual({ dryRun: false, groups: [], deleted: [], failed: [], left: null, leftErrors: [] });
+    expect(empty).toEqual({ dryRun: false, githubRun: null, groups: [], deleted: [], failed: [], left: null, leftErrors: [] });
   });
 });
 
