@@ -6,9 +6,15 @@
  * pipefail` with GITHUB_OUTPUT, GITHUB_ENV and GITHUB_STEP_SUMMARY files, continue-on-error, and
  * `uses:` steps played by handlers the test gives (an action without one fails the job: nothing
  * is skipped silently). No network: a test gives its own handlers for checkout, artifacts, login.
+ *
+ * A test can also play what GitHub does to a job (`interrupt`): cancel the run while a step runs
+ * (the runner's SIGINT, SIGTERM 7.5 s later, then a kill: tests/integration/stepSignals.ts), after
+ * which only steps whose condition holds with `cancelled()` true and `success()` false run
+ * (`always()`), within the time GitHub leaves them; or lose the runner (everything of the job
+ * SIGKILLed, no later step runs).
  */
 import { spawnSync } from "node:child_process";
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export type Value = string | number | boolean | null | Value[] | { [key: string]: Value };
@@ -23,6 +29,7 @@ interface Step {
   run?: string;
   env?: Record<string, string | number | boolean>;
   "continue-on-error"?: boolean | string;
+  "timeout-minutes"?: number | string;
   shell?: string;
 }
 
@@ -33,8 +40,8 @@ export interface Workflow {
 
 export interface StepResult {
   label: string;
-  outcome: "success" | "failure" | "skipped";
-  conclusion: "success" | "failure" | "skipped";
+  outcome: "success" | "failure" | "skipped" | "cancelled";
+  conclusion: "success" | "failure" | "skipped" | "cancelled";
   stdout: string;
   stderr: string;
   code: number | null;
@@ -55,14 +62,39 @@ export interface JobOptions {
   tempDir: string;
   /** Run only the steps with these names (the others count as skipped), with `steps` as given. */
   only?: { names: string[]; steps: Record<string, Value> };
+  /**
+   * What GitHub does to the job while the step named `step` runs, once its output matches
+   * `marker`: "cancel" (the run is cancelled: the step gets SIGINT, SIGTERM 7.5 s later, then a
+   * kill; later steps run only under always()), or "vanish" (the runner is lost: the step's whole
+   * process group is SIGKILLed and no later step runs).
+   */
+  interrupt?: { step: string; marker?: RegExp; poll?: string; mode: "cancel" | "vanish" };
+  /**
+   * Seconds the steps that run after a cancel get, together (GitHub docs, "Workflow
+   * cancellation": the runner re-evaluates `if:` and then has a limited time for those steps;
+   * see CANCELLED_STEPS_SECONDS). A step still running at the end is killed, as there.
+   */
+  afterCancelSeconds?: number;
 }
 
+/**
+ * What GitHub leaves the steps that still run once a job is cancelled: "about 5 minutes" (GitHub
+ * docs, content/actions/reference/workflows-and-actions/workflow-cancellation.md — see the
+ * citation in the scheduled workflow's test).
+ */
+export const CANCELLED_STEPS_SECONDS = 300;
+
 // ---------------------------------------------------------------- expressions
+
+interface Status {
+  failed: boolean;
+  cancelled?: boolean;
+}
 
 const truthy = (v: Value | undefined) => !(v === null || v === undefined || v === false || v === 0 || v === "" || Number.isNaN(v));
 const text = (v: Value | undefined): string => (v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));
 
-export function evaluate(expression: string, ctx: Context, status: { failed: boolean }): Value {
+export function evaluate(expression: string, ctx: Context, status: Status): Value {
   const tokens = expression.match(/\s*(\|\||&&|==|!=|!|\(|\)|\[|\]|,|\.|'(?:[^']|'')*'|-?\d+(?:\.\d+)?|[A-Za-z_][\w-]*)/gy);
   if (!tokens || tokens.join("").trim() !== expression.trim()) throw new Error(`expression not understood: ${expression}`);
   const ts = tokens.map((t) => t.trim());
@@ -96,11 +128,11 @@ export function evaluate(expression: string, ctx: Context, status: { failed: boo
         case "always":
           return true;
         case "success":
-          return !status.failed;
+          return !status.failed && !status.cancelled;
         case "failure":
-          return status.failed;
+          return status.failed && !status.cancelled;
         case "cancelled":
-          return false;
+          return Boolean(status.cancelled);
         case "format":
           return text(args[0]).replace(/\{(\d+)\}/g, (_, n: string) => text(args[Number(n) + 1]));
         case "fromJSON":
@@ -161,7 +193,7 @@ export function evaluate(expression: string, ctx: Context, status: { failed: boo
 }
 
 /** A string with `${{ }}` parts replaced by their values. */
-export function interpolate(value: string | number | boolean, ctx: Context, status: { failed: boolean }): string {
+export function interpolate(value: string | number | boolean, ctx: Context, status: Status): string {
   if (typeof value !== "string") return String(value);
   return value.replace(/\$\{\{([\s\S]*?)\}\}/g, (_, e: string) => text(evaluate(e, ctx, status)));
 }
@@ -194,6 +226,12 @@ export interface JobResult {
   jobOutputs: Record<string, string>;
   /** The job's own `if:` was false: no step ran. */
   skipped: boolean;
+  /** GitHub cancelled it (options.interrupt "cancel"). */
+  cancelled: boolean;
+  /** Its runner was lost (options.interrupt "vanish"): the steps after that one never ran. */
+  vanished: boolean;
+  /** What happened to the interrupted step, with times (ms from its start). */
+  interruptEvents: { at: number; what: string }[];
 }
 
 export function runJob(workflow: Workflow, jobId: string, o: JobOptions): JobResult {
@@ -202,17 +240,21 @@ export function runJob(workflow: Workflow, jobId: string, o: JobOptions): JobRes
   mkdirSync(o.tempDir, { recursive: true });
   const files = { output: join(o.tempDir, `${jobId}.output`), env: join(o.tempDir, `${jobId}.env`), summary: join(o.tempDir, `${jobId}.summary.md`) };
   writeFileSync(files.summary, "");
-  const status = { failed: false };
+  const status: Status = { failed: false, cancelled: false };
+  let vanished = false;
+  let interruptEvents: JobResult["interruptEvents"] = [];
+  let cancelDeadline = Infinity;
   const steps: Record<string, Value> = { ...o.only?.steps };
   const outputs: Record<string, Record<string, string>> = {};
   const results: StepResult[] = [];
   const skippedScripts: string[] = [];
-  const base: Context = { inputs: o.contexts.inputs, matrix: o.contexts.matrix ?? {}, needs: o.contexts.needs ?? {}, github: o.contexts.github, vars: o.contexts.vars ?? {}, runner: o.contexts.runner, secrets: {}, steps };
+  const jobContext: Record<string, Value> = { status: "success" };
+  const base: Context = { inputs: o.contexts.inputs, matrix: o.contexts.matrix ?? {}, needs: o.contexts.needs ?? {}, github: o.contexts.github, vars: o.contexts.vars ?? {}, runner: o.contexts.runner, secrets: {}, steps, job: jobContext };
   const env: Record<string, string> = {};
   if (job.if !== undefined) {
     const condition = job.if.replace(/^\s*\$\{\{([\s\S]*)\}\}\s*$/, "$1");
     const gated = /\b(always|success|failure|cancelled)\(\)/.test(condition) ? condition : `success() && (${condition})`;
-    if (!truthy(evaluate(gated, base, status))) return { steps: [], outputs: {}, summary: "", skippedScripts: [], failed: false, jobOutputs: {}, skipped: true };
+    if (!truthy(evaluate(gated, base, status))) return { steps: [], outputs: {}, summary: "", skippedScripts: [], failed: false, jobOutputs: {}, skipped: true, cancelled: false, vanished: false, interruptEvents: [] };
   }
   for (const [k, v] of Object.entries(workflow.env ?? {})) env[k] = interpolate(v, { ...base, env }, status);
   for (const [k, v] of Object.entries(job.env ?? {})) env[k] = interpolate(v, { ...base, env }, status);
@@ -225,7 +267,8 @@ export function runJob(workflow: Workflow, jobId: string, o: JobOptions): JobRes
     // A condition without a status function is ANDed with success(), as GitHub does.
     const gated = /\b(always|success|failure|cancelled)\(\)/.test(condition) ? condition : `success() && (${condition})`;
     const result: StepResult = { label, outcome: "skipped", conclusion: "skipped", stdout: "", stderr: "", code: null };
-    if (o.only && !o.only.names.includes(label)) {
+    jobContext["status"] = status.cancelled ? "cancelled" : status.failed ? "failure" : "success";
+    if (vanished || (o.only && !o.only.names.includes(label))) {
       results.push(result);
       return;
     }
@@ -248,13 +291,40 @@ export function runJob(workflow: Workflow, jobId: string, o: JobOptions): JobRes
         writeFileSync(files.env, "");
         const scriptFile = join(o.tempDir, `${jobId}-${index}.sh`);
         writeFileSync(scriptFile, script);
+        const processEnv = { ...o.env, ...stepEnv, GITHUB_OUTPUT: files.output, GITHUB_ENV: files.env, GITHUB_STEP_SUMMARY: files.summary, GITHUB_WORKSPACE: o.workspace, RUNNER_TEMP: text(o.contexts.runner["temp"]), GITHUB_RUN_ID: text(o.contexts.github["run_id"]), GITHUB_RUN_ATTEMPT: text(o.contexts.github["run_attempt"] ?? "1"), GITHUB_REPOSITORY: text(o.contexts.github["repository"]), GITHUB_SERVER_URL: "https://github.com", GITHUB_ACTIONS: "true", CI: "true" };
+        if (o.interrupt && o.interrupt.step === label) {
+          const resultFile = join(o.tempDir, `${jobId}-${index}.interrupt.json`);
+          const jobFile = join(o.tempDir, `${jobId}-${index}.interrupt-job.json`);
+          writeFileSync(jobFile, JSON.stringify({ script: scriptFile, cwd: o.workspace, env: processEnv, marker: o.interrupt.marker?.source, poll: o.interrupt.poll, mode: o.interrupt.mode, resultFile }));
+          const driver = spawnSync(process.execPath, [join(import.meta.dirname, "stepSignals.ts"), jobFile], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+          if (!existsSync(resultFile)) throw new Error(`step ${label}: the signal driver wrote no result (exit ${driver.status}): ${driver.stderr}`);
+          const r = JSON.parse(readFileSync(resultFile, "utf8")) as { stdout: string; stderr: string; code: number | null; triggered: boolean; events: JobResult["interruptEvents"] };
+          interruptEvents = r.events;
+          Object.assign(result, { stdout: r.stdout, stderr: r.stderr, code: r.code });
+          if (!r.triggered) throw new Error(`step ${label}: its output never matched ${o.interrupt.marker ?? o.interrupt.poll} (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+          stepOutputs = readKeyValues(files.output);
+          Object.assign(addedEnv, readKeyValues(files.env));
+          result.outcome = result.conclusion = "cancelled";
+          if (step.id) steps[step.id] = { outcome: "cancelled", conclusion: "cancelled", outputs: stepOutputs };
+          if (step.id) outputs[step.id] = stepOutputs;
+          results.push(result);
+          if (o.interrupt.mode === "vanish") vanished = true;
+          else {
+            status.cancelled = true;
+            cancelDeadline = Date.now() + (o.afterCancelSeconds ?? CANCELLED_STEPS_SECONDS) * 1000;
+          }
+          return;
+        }
+        // After a cancel, what is left of GitHub's allowance; a step still running then is killed.
+        const left = status.cancelled ? Math.max(1, cancelDeadline - Date.now()) : undefined;
         const r = spawnSync("bash", ["--noprofile", "--norc", "-eo", "pipefail", scriptFile], {
           cwd: o.workspace,
           encoding: "utf8",
-          env: { ...o.env, ...stepEnv, GITHUB_OUTPUT: files.output, GITHUB_ENV: files.env, GITHUB_STEP_SUMMARY: files.summary, GITHUB_WORKSPACE: o.workspace, RUNNER_TEMP: text(o.contexts.runner["temp"]), GITHUB_RUN_ID: text(o.contexts.github["run_id"]), GITHUB_REPOSITORY: text(o.contexts.github["repository"]), GITHUB_ACTIONS: "true", CI: "true" },
+          env: processEnv,
           maxBuffer: 64 * 1024 * 1024,
+          ...(left !== undefined ? { timeout: left, killSignal: "SIGKILL" as const } : {}),
         });
-        Object.assign(result, { stdout: r.stdout ?? "", stderr: r.stderr ?? "", code: r.status });
+        Object.assign(result, { stdout: r.stdout ?? "", stderr: `${r.stderr ?? ""}${r.error ? `\n[runner] ${r.error.message}` : ""}`, code: r.status });
         ok = r.status === 0;
         stepOutputs = readKeyValues(files.output);
         Object.assign(addedEnv, readKeyValues(files.env));
@@ -279,7 +349,7 @@ export function runJob(workflow: Workflow, jobId: string, o: JobOptions): JobRes
     results.push(result);
   });
   const jobOutputs = Object.fromEntries(Object.entries(job.outputs ?? {}).map(([k, v]) => [k, interpolate(v, { ...base, env }, status)]));
-  return { steps: results, outputs, summary: readFileSync(files.summary, "utf8"), skippedScripts, failed: status.failed, jobOutputs, skipped: false };
+  return { steps: results, outputs, summary: readFileSync(files.summary, "utf8"), skippedScripts, failed: status.failed, jobOutputs, skipped: false, cancelled: Boolean(status.cancelled), vanished, interruptEvents };
 }
 
 /** Appends a line to a file (a handler's log). */

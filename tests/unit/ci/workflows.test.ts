@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
@@ -29,6 +29,7 @@ interface Step {
 }
 interface Job {
   "runs-on"?: string;
+  environment?: string;
   needs?: string | string[];
   if?: string;
   uses?: string;
@@ -50,14 +51,19 @@ interface Workflow {
 
 const text = (file: string) => readFileSync(join(WORKFLOWS, file), "utf8");
 const load = (file: string) => parse(text(file)) as Workflow;
-const scheduled = load("scheduled.yml");
-const ci = load("ci.yml");
-const workflows = { "scheduled.yml": scheduled, "ci.yml": ci };
+const WORKFLOW_FILES = ["scheduled.yml", "latlab-measure.yml", "latlab-history.yml", "latlab-sweep.yml", "ci.yml"] as const;
+const workflows = Object.fromEntries(WORKFLOW_FILES.map((f) => [f, load(f)])) as Record<(typeof WORKFLOW_FILES)[number], Workflow>;
+const scheduled = workflows["scheduled.yml"];
+const measureFile = workflows["latlab-measure.yml"];
+const historyFile = workflows["latlab-history.yml"];
+const sweepFile = workflows["latlab-sweep.yml"];
+const ci = workflows["ci.yml"];
 
 const steps = (w: Workflow) => Object.entries(w.jobs).flatMap(([job, j]) => (j.steps ?? []).map((s) => ({ job, ...s })));
 const runSteps = (w: Workflow) => steps(w).filter((s): s is typeof s & { run: string } => typeof s.run === "string");
 const allRunSteps = Object.entries(workflows).flatMap(([file, w]) => runSteps(w).map((s) => ({ file, ...s })));
-const measure = scheduled.jobs["measure"]!;
+const allSteps = Object.entries(workflows).flatMap(([file, w]) => steps(w).map((s) => ({ file, ...s })));
+const measure = measureFile.jobs["measure"]!;
 const step = (job: Job, name: string) => {
   const found = job.steps?.find((s) => s.name === name);
   if (!found) throw new Error(`no step "${name}"`);
@@ -71,7 +77,7 @@ interface LatlabCall {
   options: string[];
 }
 
-/** Every `npx latlab <subcommand> …` in a script, continuation lines joined. */
+/** Every `npx latlab <subcommand> …` (or `node "$latlab_bin" <subcommand> …`) in a script, continuation lines joined. */
 function latlabCalls(script: string): LatlabCall[] {
   const joined = script.replace(/\s*\\\n\s*/g, " ");
   // Arrays a script builds and expands into a command: `rehearse_flag=(--rehearse)` … `"${rehearse_flag[@]}"`.
@@ -79,7 +85,8 @@ function latlabCalls(script: string): LatlabCall[] {
   for (const m of joined.matchAll(/(\w+)=\(([^)]*)\)/g)) arrays.set(m[1]!, [...(arrays.get(m[1]!) ?? []), ...m[2]!.split(/\s+/).filter(Boolean)]);
   const calls: LatlabCall[] = [];
   for (const line of joined.split("\n")) {
-    for (const m of line.matchAll(/npx latlab ([^|;&>]*)/g)) {
+    // `npx latlab …`, or the package's bin run by node (the run step: npx would not pass signals on).
+    for (const m of line.matchAll(/(?:npx latlab|node "\$latlab_bin") ([^|;&>]*)/g)) {
       const rest = m[1]!;
       const words = rest.split(/\s+/).filter(Boolean).map((w) => w.replace(/^["']|["']$/g, ""));
       const expanded = [...rest.matchAll(/"\$\{(\w+)\[@\]\}"/g)].flatMap((a) => arrays.get(a[1]!) ?? []);
@@ -110,65 +117,190 @@ function findCommand(program: Command, words: readonly string[]): { command?: Co
 
 const hasOption = (command: Command, flag: string) => command.options.some((o) => o.long === flag || o.short === flag);
 
-describe("the scheduled workflow (.github/workflows/scheduled.yml)", () => {
-  it("runs weekly, by hand with the inputs, and as a reusable workflow that can rehearse", () => {
-    const on = scheduled.on as { schedule: { cron: string }[]; workflow_dispatch: { inputs: Dict }; workflow_call: { inputs: Dict } };
+type Inputs = Record<string, { type?: string; default?: unknown }>;
+
+describe("scheduled.yml: the triggers, calling the measuring and history workflows", () => {
+  const on = scheduled.on as { schedule: { cron: string }[]; workflow_dispatch: { inputs: Inputs }; workflow_call?: unknown };
+  const callInputs = (measureFile.on as { workflow_call: { inputs: Inputs } }).workflow_call.inputs;
+  const INPUTS = ["experiments", "duration", "max-cost", "max-total-cost", "regression-threshold", "runner"];
+
+  it("runs weekly and by hand with the inputs; it is not itself callable (the rehearsal calls latlab-measure.yml)", () => {
     expect(on.schedule).toHaveLength(1);
     // minute hour * * weekday: once a week.
     expect(on.schedule[0]!.cron).toMatch(/^\d{1,2} \d{1,2} \* \* [0-6]$/);
-    const inputs = ["experiments", "duration", "max-cost", "regression-threshold"];
-    expect(Object.keys(on.workflow_dispatch.inputs)).toEqual(inputs);
-    expect(Object.keys(on.workflow_call.inputs)).toEqual([...inputs, "rehearse"]);
-    expect(on.workflow_call.inputs["rehearse"]).toMatchObject({ type: "boolean", default: false });
-    for (const [name, input] of Object.entries(on.workflow_dispatch.inputs)) expect((on.workflow_call.inputs[name] as Dict)["default"]).toBe((input as Dict)["default"]);
-    // A scheduled run has no inputs: it uses the SCHEDULED_ values, which are the inputs' defaults,
-    // and every input falls back to its SCHEDULED_ value where it is read.
-    const env = (scheduled as unknown as { env: Dict }).env;
-    const yaml = text("scheduled.yml");
-    for (const name of inputs) {
-      const variable = `SCHEDULED_${name.replaceAll("-", "_").toUpperCase()}`;
-      expect(env[variable], variable).toBe((on.workflow_dispatch.inputs[name] as Dict)["default"]);
-      const reads = yaml.match(new RegExp(`inputs\\.${name}\\b[^}]*\\}\\}`, "g")) ?? [];
-      expect(reads.length, name).toBeGreaterThan(0);
-      for (const read of reads) expect(read).toBe(`inputs.${name} || env.${variable} }}`);
+    expect(Object.keys(on.workflow_dispatch.inputs)).toEqual(INPUTS);
+    expect(on.workflow_call).toBeUndefined();
+    expect(Object.keys(callInputs)).toEqual([...INPUTS, "rehearse"]);
+    expect(callInputs["rehearse"]).toMatchObject({ type: "boolean", default: false });
+  });
+
+  it("passes each input, falling back (a scheduled run has none) to the same default the dispatch form and the called workflow show", () => {
+    const withs = scheduled.jobs["measure"]!.with!;
+    for (const name of INPUTS) {
+      const fallback = String(on.workflow_dispatch.inputs[name]!.default);
+      expect(withs[name], name).toBe(`\${{ inputs.${name} || '${fallback}' }}`);
+      expect(String(callInputs[name]!.default), name).toBe(fallback);
+    }
+    expect(withs["rehearse"]).toBe(false);
+  });
+
+  it("grants nothing at the top; the measuring call gets id-token, contents read and actions read; only the history call writes", () => {
+    expect(scheduled.permissions).toEqual({});
+    expect(scheduled.jobs["measure"]).toMatchObject({ uses: "./.github/workflows/latlab-measure.yml", permissions: { "contents": "read", "id-token": "write", "actions": "read" } });
+    expect(scheduled.jobs["history"]).toMatchObject({ uses: "./.github/workflows/latlab-history.yml", needs: "measure", if: "always()", with: { rehearse: false }, permissions: { contents: "write" } });
+  });
+});
+
+describe("the reusable workflows: no job asks for a permission, so each gets exactly its caller's grant", () => {
+  it("latlab-measure.yml and latlab-history.yml are only called, and none of their jobs declares permissions (a called job asking for more than its caller grants fails the whole run at start-up)", () => {
+    for (const w of [measureFile, historyFile]) {
+      expect(Object.keys(w.on)).toEqual(["workflow_call"]);
+      expect(w.permissions).toBeUndefined();
+      for (const [name, job] of Object.entries(w.jobs)) expect(job.permissions, name).toBeUndefined();
     }
   });
 
-  it("is read-only at the top; measure has exactly id-token write, contents read, actions read; only history writes", () => {
-    expect(scheduled.permissions).toEqual({ "contents": "read" });
-    expect(measure.permissions).toEqual({ "id-token": "write", "contents": "read", "actions": "read" });
-    const writers = Object.entries(scheduled.jobs).filter(([, j]) => j.permissions?.["contents"] === "write");
-    expect(writers.map(([name]) => name)).toEqual(["history"]);
-    expect(scheduled.jobs["history"]!.permissions).toEqual({ "contents": "write" });
-    expect(scheduled.jobs["plan"]!.permissions).toBeUndefined();
-    const idTokens = Object.entries(scheduled.jobs).filter(([, j]) => j.permissions?.["id-token"] === "write");
-    expect(idTokens.map(([name]) => name)).toEqual(["measure"]);
+  it("ci.yml's rehearsals are granted no id-token: the pull request's code gets no token to exchange", () => {
+    expect(ci.jobs["rehearse-measure"]).toMatchObject({ uses: "./.github/workflows/latlab-measure.yml", with: { rehearse: true }, permissions: { contents: "read", actions: "read" } });
+    expect(ci.jobs["rehearse-history"]).toMatchObject({ uses: "./.github/workflows/latlab-history.yml", with: { rehearse: true }, permissions: { contents: "read" } });
+    for (const [name, job] of Object.entries(ci.jobs)) expect(job.permissions?.["id-token"], name).toBeUndefined();
   });
 
-  it("logs in to Azure with OpenID Connect from repository variables, never with a secret, and not in a rehearsal", () => {
-    const logins = steps(scheduled).filter((s) => s.uses?.startsWith("azure/login@"));
-    expect(logins.length).toBeGreaterThanOrEqual(1);
-    for (const login of logins) {
-      expect(login.uses).toBe("azure/login@v2");
-      expect(login.with).toEqual({ "client-id": "${{ vars.AZURE_CLIENT_ID }}", "tenant-id": "${{ vars.AZURE_TENANT_ID }}", "subscription-id": "${{ vars.AZURE_SUBSCRIPTION_ID }}" });
-      expect(login.if).toMatch(/!inputs\.rehearse/);
-    }
-    // The first login comes before the run, the second before the cleanup.
-    const names = measure.steps!.map((s) => s.name ?? s.uses);
-    expect(names.indexOf(logins[0]!.name)).toBeLessThan(names.indexOf("Run the experiment"));
-    for (const [file, w] of Object.entries(workflows)) {
+  it("the jobs that reach Azure run in the environment latlab-azure (the federated credential names it), a rehearsal in none", () => {
+    const azureJobs = [measure, measureFile.jobs["cleanup"]!, sweepFile.jobs["sweep"]!];
+    for (const job of azureJobs) expect(job.environment).toBe("${{ !inputs.rehearse && 'latlab-azure' || '' }}");
+    expect(measureFile.jobs["plan"]!.environment).toBeUndefined();
+    expect(historyFile.jobs["history"]!.environment).toBeUndefined();
+  });
+
+  it("no Azure CLI login anywhere: latlab and Pulumi renew their OIDC tokens themselves (ARM_USE_OIDC), and nothing is a secret but the optional remote Pulumi backend's passphrase and SAS", () => {
+    expect(allSteps.filter((s) => s.uses?.startsWith("azure/login"))).toEqual([]);
+    for (const file of WORKFLOW_FILES) {
       const yaml = text(file);
-      expect(yaml, file).not.toMatch(/client-secret|\bcreds\b|secrets\./);
-      for (const s of steps(w)) expect(Object.keys(s.with ?? {}), `${file} ${s.name}`).not.toContain("creds");
+      expect(yaml, file).not.toMatch(/client-secret|\bcreds\b/);
+      expect([...yaml.matchAll(/secrets\.(\w+)/g)].map((m) => m[1]).filter((n) => n !== "LATLAB_PULUMI_PASSPHRASE" && n !== "LATLAB_PULUMI_BACKEND_SAS"), file).toEqual([]);
+    }
+    for (const s of [step(measure, "Run the experiment"), step(measure, "Clean up"), step(measureFile.jobs["cleanup"]!, "Delete this workflow run's resource groups"), step(sweepFile.jobs["sweep"]!, "Delete expired latlab resource groups")]) {
+      expect(s.run, s.name).toContain('export ARM_USE_OIDC=true ARM_CLIENT_ID="$OIDC_CLIENT_ID" ARM_TENANT_ID="$OIDC_TENANT_ID"');
+      expect(s.env, s.name).toMatchObject({ OIDC_CLIENT_ID: "${{ vars.AZURE_CLIENT_ID }}", OIDC_TENANT_ID: "${{ vars.AZURE_TENANT_ID }}" });
     }
   });
+});
 
+describe("latlab-measure.yml", () => {
   it("reads the duration input as the user wrote it: 1 and 2x are factors (2x stays 2x, never 2xx), 30s is seconds", () => {
-    const script = step(scheduled.jobs["plan"]!, "Experiments and their timeouts").run!;
+    const script = step(measureFile.jobs["plan"]!, "Experiments, their limits and the budget").run!;
     // The workflow's own case block, run by bash as the runner runs it.
     const block = /^\s*case "\$DURATION" in[\s\S]*?^\s*esac$/m.exec(script)![0];
     const asRun = (value: string) => execFileSync("bash", ["-c", `${block}\nprintf %s "$duration"`], { env: { DURATION: value }, encoding: "utf8" });
     expect(["1", "2x", "0.5", "30s"].map(asRun)).toEqual(["1x", "2x", "0.5x", "30"]);
+  });
+
+  it("plans with `latlab ci-matrix` under both budgets; a refusal (exit 3) lets the others run and makes the run red through the job `refused`", () => {
+    const plan = measureFile.jobs["plan"]!;
+    expect(plan.outputs).toMatchObject({ matrix: "${{ steps.matrix.outputs.matrix }}", refused: "${{ steps.matrix.outputs.refused }}" });
+    const script = step(plan, "Experiments, their limits and the budget").run!;
+    expect(script).toContain('matrix=$(npx latlab ci-matrix "${names[@]}" --duration "$duration" --target azure --max-cost "$MAX_COST" --max-total-cost "$MAX_TOTAL_COST" "${runner_flag[@]}") || code=$?');
+    expect(script).toContain("runner_flag=(--self-hosted)");
+    expect(script).toMatch(/3\) refused=1 ;;/);
+    expect(measureFile.jobs["refused"]).toMatchObject({ needs: "plan", if: "needs.plan.outputs.refused == '1'" });
+    expect(measure.needs).toBe("plan");
+    expect(measure.strategy).toEqual({ "matrix": "${{ fromJSON(needs.plan.outputs.matrix) }}", "max-parallel": 2, "fail-fast": false });
+    expect(measure["runs-on"]).toBe("${{ inputs.runner || 'ubuntu-latest' }}");
+    // A real run's concurrency group is exactly latlab-<experiment>; only a rehearsal gets one of its own.
+    expect(measure.concurrency).toEqual({ "group": "latlab-${{ matrix.experiment }}${{ inputs.rehearse && format('-rehearsal-{0}', github.run_id) || '' }}", "cancel-in-progress": false });
+  });
+
+  it("three limits, each inside the next: latlab's own --time-limit, the run step's timeout-minutes, the job's", () => {
+    expect(measure["timeout-minutes"]).toBe("${{ matrix.timeoutMinutes }}");
+    const run = step(measure, "Run the experiment") as Step & { "timeout-minutes"?: string };
+    expect(run["timeout-minutes"]).toBe("${{ matrix.stepTimeoutMinutes }}");
+    expect(run.env).toMatchObject({ TIME_LIMIT: "${{ matrix.timeLimitMinutes }}" });
+    const [call, ...more] = latlabCalls(run.run!);
+    expect(more).toEqual([]);
+    expect(call!.line).toBe(
+      '"${as_root[@]}" node "$latlab_bin" run "$EXPERIMENT" --target azure --yes --max-cost "$MAX_COST" --quiet --ssh-from auto --install-pulumi --duration "$DURATION_ARG" --time-limit "$TIME_LIMIT" --out "$OUT" "${rehearse_flag[@]}" > "$log" 2>&1 &',
+    );
+    // The only differences of a rehearsal: --rehearse, and root (sudo) when not root already.
+    expect(run.run).toContain("rehearse_flag=(--rehearse)");
+    expect(run.run).toMatch(/if \[ "\$\(id -u\)" != 0 \]; then as_root=\(sudo -E env "PATH=\$PATH" HOME=\/root\); fi/);
+    expect(measure.env).toMatchObject({ EXPERIMENT: "${{ matrix.experiment }}", OUT: "results/${{ matrix.experiment }}-${{ github.run_id }}" });
+  });
+
+  it("the run step passes GitHub's SIGINT and SIGTERM on to latlab and records latlab's own exit code (its script, run by bash with a stand-in for latlab's bin)", () => {
+    const script = step(measure, "Run the experiment").run!;
+    const dir = mkdtempSync(join(tmpdir(), "latlab-trap-"));
+    try {
+      // A stand-in for latlab's bin, where the step finds it (node_modules/latlab, package.json "bin"):
+      // it logs the signals it gets and exits as latlab would (130 after SIGINT's teardown, 143 on SIGTERM).
+      mkdirSync(join(dir, "node_modules", "latlab"), { recursive: true });
+      writeFileSync(join(dir, "node_modules", "latlab", "package.json"), JSON.stringify({ name: "latlab", bin: { latlab: "stub.cjs" } }));
+      writeFileSync(join(dir, "node_modules", "latlab", "stub.cjs"), `const fs=require("fs");const log=(m)=>fs.appendFileSync(process.env.SIGNAL_LOG,m+"\\n");\nlog("started latlab "+process.argv.slice(2,4).join(" "));\nprocess.on("SIGINT",()=>{log("INT");setTimeout(()=>{log("INT teardown done");process.exit(130)},3000)});\nprocess.on("SIGTERM",()=>{log("TERM");process.exit(143)});\nsetTimeout(()=>{log("finished");process.exit(0)},Number(process.env.RUN_MS));\n`);
+      const play = (signals: NodeJS.Signals[], runMs: number) => {
+        const out = join(dir, `out-${signals.join("-") || "none"}`);
+        const log = join(dir, `log-${signals.join("-") || "none"}`);
+        writeFileSync(out, "");
+        writeFileSync(log, "");
+        const env = { PATH: process.env.PATH ?? "", RUNNER_TEMP: dir, GITHUB_OUTPUT: out, SIGNAL_LOG: log, RUN_MS: String(runMs), REHEARSE: "true", EXPERIMENT: "x", OUT: join(dir, "results"), MAX_COST: "1", DURATION_ARG: "1x", TIME_LIMIT: "5" };
+        // The signals go to bash only, as the runner sends them (the stand-in hears them through the traps).
+        const driver = `const {spawn}=require("child_process");const p=spawn("bash",["--noprofile","--norc","-eo","pipefail",process.argv[1]],{stdio:"inherit"});const sig=${JSON.stringify(signals)};let t=700;for(const s of sig){setTimeout(()=>p.kill(s),t);t+=400;}p.on("exit",(c)=>process.exit(c??99));`;
+        writeFileSync(join(dir, "step.sh"), script);
+        const r = spawnSync(process.execPath, ["-e", driver, join(dir, "step.sh")], { cwd: dir, env, encoding: "utf8", timeout: 60_000 });
+        return { status: r.status, stdout: r.stdout, output: readFileSync(out, "utf8"), log: readFileSync(log, "utf8").trim().split("\n") };
+      };
+      const quiet = play([], 100);
+      expect(quiet.log).toEqual(["started latlab run x", "finished"]);
+      expect(quiet.output).toBe("exit-code=0\n");
+      const int = play(["SIGINT"], 20_000);
+      expect(int.log).toEqual(["started latlab run x", "INT", "INT teardown done"]);
+      expect(int.output).toBe("exit-code=130\n");
+      expect(int.stdout).toContain("run step: INT received: passing it to latlab");
+      const intTerm = play(["SIGINT", "SIGTERM"], 20_000);
+      expect(intTerm.log).toEqual(["started latlab run x", "INT", "TERM"]);
+      expect(intTerm.output).toBe("exit-code=143\n");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("uploads the results before any cleanup, again after it, then the cleanup job deletes every group of the workflow run by its tags", () => {
+    const names = measure.steps!.map((s) => s.name);
+    const at = (n: string) => names.indexOf(n);
+    expect(at("Upload the results")).toBe(at("Run the experiment") + 1);
+    expect(at("Clean up")).toBe(at("Upload the results") + 1);
+    expect(at("Upload the results again")).toBe(at("Clean up") + 1);
+    for (const later of ["Upload the results", "Clean up", "Upload the results again", "Summary", "Compare with the previous run", "Verdict"]) expect(step(measure, later).if, later).toMatch(/^always\(\)/);
+    const uploads = measure.steps!.filter((s) => s.uses?.startsWith("actions/upload-artifact@"));
+    expect(uploads).toHaveLength(2);
+    for (const u of uploads) {
+      expect(u.with).toMatchObject({ "name": "latlab-${{ matrix.experiment }}", "retention-days": 90, "if-no-files-found": "warn", "overwrite": true });
+      // The run's folder (OUT) and nothing else: a trailing * only so the artifact keeps the folder's name.
+      expect(u.with?.["path"]).toBe(`${String(measure.env?.["OUT"])}*`);
+    }
+    expect(latlabCalls(step(measure, "Clean up").run!).map((c) => c.words.slice(0, 2).join(" "))).toEqual(["destroy $OUT"]);
+    const cleanup = measureFile.jobs["cleanup"]!;
+    expect(cleanup.needs).toEqual(["plan", "measure"]);
+    expect(cleanup.if).toBe("always() && needs.plan.result == 'success' && needs.plan.outputs.count != '0'");
+    const [sweep, ...others] = latlabCalls(step(cleanup, "Delete this workflow run's resource groups").run!);
+    expect(others).toEqual([]);
+    expect(sweep!.line).toBe('"${as_root[@]}" npx latlab sweep --github-run "$GITHUB_RUN_ID" --delete --summary "$GITHUB_STEP_SUMMARY" "${sweep_flag[@]}"');
+  });
+
+  it("compares with the previous run of the same experiment made by this workflow, downloaded as an artifact that may have expired", () => {
+    const previous = step(measure, "Find the previous run");
+    expect(previous.run).toContain('runs=$(npx latlab history "$EXPERIMENT" --json)');
+    expect(previous.run).toContain('.facts["github.runId"]');
+    const download = measure.steps!.find((s) => s.id === "download")!;
+    expect(download["continue-on-error"]).toBe(true);
+    expect(download.with).toEqual({ "name": "latlab-${{ matrix.experiment }}", "run-id": "${{ steps.previous.outputs.run-id }}", "github-token": "${{ github.token }}", "path": "previous/" });
+    const compare = step(measure, "Compare with the previous run");
+    expect(compare.run).toContain('npx latlab compare "$previous" "$OUT" --fail-on-regression "$THRESHOLD" --markdown >> "$GITHUB_STEP_SUMMARY"');
+    expect(step(measure, "Summary").run).toContain('npx latlab report "$OUT" --markdown >> "$GITHUB_STEP_SUMMARY"');
+    // The last step fails the job for a failed run and for a regression (exit 3), with one ::error:: line.
+    const verdict = step(measure, "Verdict");
+    expect(verdict.env).toMatchObject({ RUN_CODE: "${{ steps.run.outputs.exit-code }}", COMPARE_CODE: "${{ steps.compare.outputs.exit-code }}" });
+    expect(verdict.run).toMatch(/3\) echo "::error::[^"]*regression[^"]*"; exit 1 ;;/);
+    expect(measure.steps!.at(-1)!.name).toBe("Verdict");
   });
 
   it("a cancelled run's verdict says it was cancelled, not that it did not start", () => {
@@ -183,118 +315,111 @@ describe("the scheduled workflow (.github/workflows/scheduled.yml)", () => {
     expect(failed.stdout).toMatch(/::error::x: the run did not start/);
     expect(verdict({ RUN_CODE: "0", RUN_OUTCOME: "success", JOB_STATUS: "success" }).status).toBe(0);
   });
+});
 
-  it("plans with `latlab ci-matrix`: one job per experiment, its timeout from the plan, two at a time, none cancelling another", () => {
-    const plan = scheduled.jobs["plan"]!;
-    expect(plan.outputs?.["matrix"]).toBe("${{ steps.matrix.outputs.matrix }}");
-    const script = step(plan, "Experiments and their timeouts").run!;
-    expect(script).toMatch(/npx latlab ci-matrix "\$\{names\[@\]\}" --duration "\$duration" --target azure/);
-    expect(script).toMatch(/matrix=\$matrix"?\s*$/m);
-    expect(script).toContain('>> "$GITHUB_OUTPUT"');
-    expect(measure.needs).toBe("plan");
-    expect(measure.strategy).toEqual({ "matrix": "${{ fromJSON(needs.plan.outputs.matrix) }}", "max-parallel": 2, "fail-fast": false });
-    expect(measure["timeout-minutes"]).toBe("${{ matrix.timeoutMinutes }}");
-    expect(measure.concurrency?.group).toMatch(/^latlab-\$\{\{ matrix\.experiment \}\}/);
-    expect(measure.concurrency?.["cancel-in-progress"]).toBe(false);
-    // A real run's group is exactly latlab-<experiment>; only a rehearsal gets one of its own.
-    expect(measure.concurrency?.group).toBe("latlab-${{ matrix.experiment }}${{ inputs.rehearse && format('-rehearsal-{0}', github.run_id) || '' }}");
-  });
-
-  it("runs the experiment with the same command whether it rehearses or not, and records its exit code without stopping", () => {
-    const run = step(measure, "Run the experiment");
-    const [call, ...more] = latlabCalls(run.run!);
-    expect(more).toEqual([]);
-    expect(call!.line).toBe(
-      '"${as_root[@]}" npx latlab run "$EXPERIMENT" --target azure --yes --max-cost "$MAX_COST" --quiet --ssh-from auto --install-pulumi --duration "$DURATION_ARG" --out "$OUT" "${rehearse_flag[@]}" || code=$?',
-    );
-    // The only differences of a rehearsal: --rehearse, and root (sudo) when not root already.
-    expect(run.run).toContain("rehearse_flag=(--rehearse)");
-    expect(run.run).toMatch(/if \[ "\$\(id -u\)" != 0 \]; then as_root=\(sudo -E env "PATH=\$PATH" HOME=\/root\); fi/);
-    expect(run.run).toContain('echo "exit-code=$code" >> "$GITHUB_OUTPUT"');
-    expect(measure.env).toMatchObject({ EXPERIMENT: "${{ matrix.experiment }}", OUT: "results/${{ matrix.experiment }}-${{ github.run_id }}" });
-  });
-
-  it("cleans up on every path: latlab destroy, then latlab sweep --delete (not in a rehearsal), before anything else can fail", () => {
-    const cleanup = step(measure, "Clean up");
-    expect(cleanup.if).toBe("always()");
-    const calls = latlabCalls(cleanup.run!);
-    expect(calls.map((c) => c.words.slice(0, 2).join(" "))).toEqual(['destroy $OUT', "sweep --delete"]);
-    expect(cleanup.run!.indexOf("npx latlab destroy")).toBeLessThan(cleanup.run!.indexOf("npx latlab sweep --delete"));
-    expect(cleanup.run).toMatch(/if \[ "\$REHEARSE" = true \]; then[\s\S]*rehearsal: no sweep[\s\S]*else[\s\S]*npx latlab sweep --delete/);
-    // Right after the run: the report, the comparison and the upload come after it.
-    const names = measure.steps!.map((s) => s.name);
-    expect(names.indexOf("Clean up")).toBe(names.indexOf("Run the experiment") + 2);
-    for (const later of ["Summary", "Compare with the previous run", "Upload the results", "Verdict"]) {
-      expect(names.indexOf(later)).toBeGreaterThan(names.indexOf("Clean up"));
-      expect(step(measure, later).if).toMatch(/^always\(\)/);
-    }
-  });
-
-  it("uploads the results folder only, kept 90 days, whatever happened", () => {
-    const upload = steps(scheduled).filter((s) => s.uses?.startsWith("actions/upload-artifact@"));
-    expect(upload).toHaveLength(1);
-    expect(upload[0]!.if).toBe("always()");
-    expect(upload[0]!.with).toMatchObject({ "name": "latlab-${{ matrix.experiment }}", "retention-days": 90, "if-no-files-found": "warn" });
-    // The run's folder (OUT) and nothing else: a trailing * only so the artifact keeps the folder's name.
-    expect(upload[0]!.with?.["path"]).toBe(`${String(measure.env?.["OUT"])}*`);
-  });
-
-  it("compares with the previous run of the same experiment made by this workflow, downloaded as an artifact that may have expired", () => {
-    const previous = step(measure, "Find the previous run");
-    expect(previous.run).toContain('runs=$(npx latlab history "$EXPERIMENT" --json)');
-    expect(previous.run).toContain('.facts["github.runId"]');
-    const download = steps(scheduled).find((s) => s.id === "download")!;
-    expect(download.uses).toBe("actions/download-artifact@v4");
-    expect(download["continue-on-error"]).toBe(true);
-    expect(download.with).toEqual({ "name": "latlab-${{ matrix.experiment }}", "run-id": "${{ steps.previous.outputs.run-id }}", "github-token": "${{ github.token }}", "path": "previous/" });
-    const compare = step(measure, "Compare with the previous run");
-    expect(compare.run).toContain('npx latlab compare "$previous" "$OUT" --fail-on-regression "$THRESHOLD" --markdown >> "$GITHUB_STEP_SUMMARY"');
-    expect(step(measure, "Summary").run).toContain('npx latlab report "$OUT" --markdown >> "$GITHUB_STEP_SUMMARY"');
-    // The last step fails the job for a failed run and for a regression (exit 3), with one ::error:: line.
-    const verdict = step(measure, "Verdict");
-    expect(verdict.env).toMatchObject({ RUN_CODE: "${{ steps.run.outputs.exit-code }}", COMPARE_CODE: "${{ steps.compare.outputs.exit-code }}" });
-    expect(verdict.run).toMatch(/3\) echo "::error::[^"]*regression[^"]*"; exit 1 ;;/);
-    expect(measure.steps!.at(-1)!.name).toBe("Verdict");
-  });
-
-  it("history: after every measure job, one writer at a time, adds every run and pushes with retries (never in a rehearsal)", () => {
-    const history = scheduled.jobs["history"]!;
-    expect(history.needs).toEqual(["plan", "measure"]);
-    expect(history.if).toBe("always() && needs.plan.result == 'success'");
+describe("latlab-history.yml", () => {
+  it("after every measure job, one writer at a time, adds every run and pushes with retries (never in a rehearsal), the token given to git on its command line only", () => {
+    const history = historyFile.jobs["history"]!;
     expect(history.concurrency?.group).toMatch(/^latlab-history/);
     expect(history.concurrency?.["cancel-in-progress"]).toBe(false);
     const download = history.steps!.find((s) => s.uses?.startsWith("actions/download-artifact@"))!;
     expect(download.with).toEqual({ pattern: "latlab-*", path: "downloaded/" });
-    const script = history.steps!.find((s) => s.run?.includes("history add"))!.run!;
+    const add = step(history, "Add them to the history and push it");
+    expect(add.env).toEqual({ PUSH_TOKEN: "${{ github.token }}" });
+    const script = add.run!;
     expect(script).toContain('runs=(downloaded/*/*/)');
     expect(script).toContain('npx latlab history add "${runs[@]}" --history "$branch_dir/history.duckdb"');
-    expect(script).toMatch(/for attempt in [\d ]+; do[\s\S]*git -C "\$branch_dir" push origin HEAD:refs\/heads\/latlab-history[\s\S]*checkout_branch[\s\S]*add_and_commit[\s\S]*done/);
+    expect(script).toMatch(/for attempt in [\d ]+; do[\s\S]*git_auth -C "\$branch_dir" push origin HEAD:refs\/heads\/latlab-history[\s\S]*checkout_branch[\s\S]*add_and_commit[\s\S]*done/);
+    // Every git call that talks to the remote carries the token; none stores it.
+    for (const line of script.split("\n").filter((l) => /\bgit\b.*\b(push|fetch|ls-remote)\b/.test(l))) expect(line.trim(), line).toMatch(/^(if )?git_auth /);
+    // In git's environment (GIT_CONFIG_*), not on a command line other processes can read, nor in a config file.
+    expect(script).toContain('git_auth() { GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="http.$GITHUB_SERVER_URL/.extraheader" GIT_CONFIG_VALUE_0="AUTHORIZATION: basic $auth" git "$@"; }');
+    expect(script).not.toMatch(/git config[^\n]*extraheader|git remote set-url|git -c/);
     // A rehearsal stops before the push.
-    expect(script.indexOf('if [ "$REHEARSE" = true ]')).toBeLessThan(script.indexOf("git -C \"$branch_dir\" push"));
+    expect(script.indexOf('if [ "$REHEARSE" = true ]')).toBeLessThan(script.indexOf('git_auth -C "$branch_dir" push'));
+  });
+});
+
+describe("latlab-sweep.yml", () => {
+  it("every hour, whatever is scheduled, deletes expired latlab groups in the environment latlab-azure and says what in the step summary", () => {
+    const on = sweepFile.on as { schedule: { cron: string }[]; workflow_dispatch: unknown };
+    expect(on.schedule).toHaveLength(1);
+    // minute * * * *: hourly.
+    expect(on.schedule[0]!.cron).toMatch(/^\d{1,2} \* \* \* \*$/);
+    expect("workflow_dispatch" in on).toBe(true);
+    expect(sweepFile.permissions).toEqual({ contents: "read" });
+    const sweep = sweepFile.jobs["sweep"]!;
+    expect(sweep.permissions).toEqual({ "contents": "read", "id-token": "write" });
+    expect(sweep.concurrency).toMatchObject({ "cancel-in-progress": false });
+    const [call, ...others] = latlabCalls(step(sweep, "Delete expired latlab resource groups").run!);
+    expect(others).toEqual([]);
+    expect(call!.line).toBe('"${as_root[@]}" npx latlab sweep --delete --summary "$GITHUB_STEP_SUMMARY" "${sweep_flag[@]}"');
   });
 });
 
 describe("ci.yml", () => {
-  it("is read-only at the top, runs the tests as root, and rehearses the scheduled workflow once per change (pushes to main, pull requests)", () => {
+  it("is read-only at the top, runs the tests as root, and rehearses the measuring and history workflows once per change (pushes to main, pull requests)", () => {
     // Once per change: main's pushes and pull requests, not a branch's push beside its pull request, not latlab-history's pushes.
     expect(ci.on).toEqual({ push: { branches: ["main"] }, pull_request: null });
     expect(ci.permissions).toEqual({ contents: "read" });
     const test = ci.jobs["test"]!;
-    expect(test.steps!.some((s) => s.uses === "pulumi/actions@v6" && s.with?.["pulumi-version"] === "3.259.0")).toBe(true);
+    expect(test.steps!.some((s) => s.uses?.startsWith("pulumi/actions@") && s.with?.["pulumi-version"] === "3.259.0")).toBe(true);
     expect(runSteps(ci).some((s) => s.run.includes("go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12"))).toBe(true);
     expect(runSteps(ci).some((s) => s.run.trim() === 'sudo -E env "PATH=$PATH" npm test')).toBe(true);
-    const rehearse = ci.jobs["rehearse-scheduled"]!;
-    expect(rehearse.uses).toBe("./.github/workflows/scheduled.yml");
-    expect(rehearse.with).toMatchObject({ rehearse: true });
-    // What the called workflow's jobs declare, and no more (a caller's grant caps them).
-    expect(rehearse.permissions).toEqual({ "contents": "write", "id-token": "write", "actions": "read" });
+    expect(ci.jobs["rehearse-history"]).toMatchObject({ needs: "rehearse-measure", if: "always()" });
+  });
+});
+
+describe("every workflow's actions", () => {
+  it("check out with persist-credentials: false: no token is left in .git/config for `npm ci` and the rest to read", () => {
+    const checkouts = allSteps.filter((s) => s.uses?.startsWith("actions/checkout@"));
+    expect(checkouts.length).toBeGreaterThanOrEqual(6);
+    for (const c of checkouts) expect(c.with?.["persist-credentials"], `${c.file} ${c.job}`).toBe(false);
+  });
+});
+
+/**
+ * Each action on its newest major that runs on Node 24 (`runs.using: node24` in its action.yml; the
+ * runner no longer provides Node 20), pinned by the full commit its release tag points to (tags
+ * can be moved; a commit cannot). Read from each repository's snapshot (git tag, `git rev-list -n 1
+ * <tag>`, `git show <tag>:action.yml`), 2026-11-27. zizmor checks the pinning offline but not that
+ * the comment names the pinned commit's tag: this table does.
+ */
+const ACTION_PINS: Record<string, { sha: string; tag: string }> = {
+  "actions/checkout": { sha: "3d3c42e5aac5ba805825da76410c181273ba90b1", tag: "v7.0.1" },
+  "actions/setup-node": { sha: "820762786026740c76f36085b0efc47a31fe5020", tag: "v7.0.0" },
+  "actions/upload-artifact": { sha: "bbbca2ddaa5d8feaa63e36b76fdaad77386f024f", tag: "v7.0.0" },
+  "actions/download-artifact": { sha: "3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c", tag: "v8.0.1" },
+  "pulumi/actions": { sha: "8e5e406f4007fca908480587cb9893c07090f58d", tag: "v7.0.0" },
+  "actions/setup-go": { sha: "b7ad1dad31e06c5925ef5d2fc7ad053ef454303e", tag: "v7.0.0" },
+};
+
+describe("every workflow's actions are pinned", () => {
+  it("by the full commit of their release tag, with the tag in a comment", () => {
+    const problems: string[] = [];
+    let count = 0;
+    for (const file of WORKFLOW_FILES) {
+      for (const line of text(file).split("\n").filter((l) => /^\s*(- )?uses:/.test(l))) {
+        const m = /uses: ([^@\s]+)(?:@(\S+))?(?:\s+#\s*(\S+))?/.exec(line)!;
+        const [, name, ref, comment] = m;
+        // This repository's own reusable workflows: same commit as the caller.
+        if (name!.startsWith("./")) continue;
+        count++;
+        const pin = ACTION_PINS[name!];
+        if (!pin) problems.push(`${file}: ${name} is not in ACTION_PINS`);
+        else if (ref !== pin.sha || comment !== pin.tag) problems.push(`${file}: ${line.trim()} (want ${name}@${pin.sha} # ${pin.tag})`);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(count).toBeGreaterThanOrEqual(15);
   });
 });
 
 describe("every workflow's scripts", () => {
   it("run in bash (errors stop the step), with no ${{ }} spliced into a script, no tracing, no secret echoed", () => {
     for (const [file, w] of Object.entries(workflows)) {
-      expect(w.defaults?.run?.shell, file).toBe("bash");
+      // scheduled.yml only calls the others: it has no script.
+      if (runSteps(w).length) expect(w.defaults?.run?.shell, file).toBe("bash");
       for (const s of runSteps(w)) expect(s.shell ?? "bash", `${file} ${s.name}`).toBe("bash");
     }
     expect(allRunSteps.length).toBeGreaterThan(10);
@@ -303,7 +428,8 @@ describe("every workflow's scripts", () => {
       // Values reach scripts through env: a ${{ }} in a script is pasted in as code (script injection).
       expect(s.run, where).not.toContain("${{");
       expect(s.run, where).not.toMatch(/\bset\s+-[a-wyz]*x|set -o xtrace|bash -x/);
-      for (const line of s.run.split("\n").filter((l) => /\b(echo|printf|cat)\b/.test(l))) {
+      // A secret piped into another command (base64 for git's header) is not printed.
+      for (const line of s.run.split("\n").filter((l) => /\b(echo|printf|cat)\b/.test(l) && !/\b(printf|echo)\b[^|]*\|\s*base64\b/.test(l))) {
         expect(line, where).not.toMatch(/\$\{?\w*(SECRET|TOKEN|PASSWORD|KEY)\w*/i);
       }
     }
@@ -360,9 +486,37 @@ describe("actionlint", () => {
       ctx.skip(why);
       return;
     }
-    const r = spawnSync(actionlint, ["-no-color", ".github/workflows/ci.yml", ".github/workflows/scheduled.yml"], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
+    const r = spawnSync(actionlint, ["-no-color", ...WORKFLOW_FILES.map((f) => `.github/workflows/${f}`)], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
     expect(r.error).toBeUndefined();
     expect(`${r.stdout}${r.stderr}`).toBe("");
     expect(r.status).toBe(0);
+  });
+});
+
+/** zizmor: $ZIZMOR, else on PATH, else where .ci/run installs it. */
+function findZizmor(): string | undefined {
+  const candidates = [
+    process.env["ZIZMOR"],
+    ...(process.env["PATH"] ?? "").split(delimiter).filter(Boolean).map((d) => join(d, "zizmor")),
+    join(homedir(), ".cache/latlab/zizmor-1.32.0/bin/zizmor"),
+    "/root/.cache/latlab/zizmor-1.32.0/bin/zizmor",
+  ];
+  return candidates.find((c): c is string => Boolean(c) && existsSync(c!));
+}
+
+describe("zizmor", () => {
+  it("finds nothing to report in the workflows (offline: no GitHub API, even with a token in the environment)", (ctx) => {
+    const zizmor = findZizmor();
+    if (!zizmor) {
+      const why = "zizmor not found ($ZIZMOR, PATH, ~/.cache/latlab/zizmor-1.32.0): .ci/run installs it from PyPI";
+      if (process.env["CI"] === "true") throw new Error(why);
+      ctx.skip(why);
+      return;
+    }
+    const r = spawnSync(zizmor, ["--offline", "--no-progress", "--color=never", ".github/workflows/"], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
+    expect(r.error).toBeUndefined();
+    expect(r.stdout).toContain("No findings to report");
+    // 0: no finding (ignored ones, each with its reason inline, do not count); 11-14: findings by severity.
+    expect(r.status, r.stdout).toBe(0);
   });
 });
