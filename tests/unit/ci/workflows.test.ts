@@ -6,6 +6,8 @@ import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { buildProgram } from "../../../src/cli/main.ts";
+import { scaffold } from "../../../src/cli/init/scaffold.ts";
+import { LATLAB_WORKFLOW_FILES } from "../../../src/cli/init/templates.ts";
 
 /**
  * The GitHub workflows (.github/workflows/): the properties that keep them safe and correct, read
@@ -518,5 +520,33 @@ describe("zizmor", () => {
     expect(r.stdout).toContain("No findings to report");
     // 0: no finding (ignored ones, each with its reason inline, do not count); 11-14: findings by severity.
     expect(r.status, r.stdout).toBe(0);
+  });
+});
+
+describe("the workflows `latlab init` writes", () => {
+  it("are latlab's own files, byte for byte, every one of them, and pass actionlint and zizmor there too", (ctx) => {
+    // Every workflow but ci.yml (latlab's own tests) goes to a project.
+    expect([...LATLAB_WORKFLOW_FILES].sort()).toEqual(WORKFLOW_FILES.filter((f) => f !== "ci.yml").sort());
+    const dir = mkdtempSync(join(tmpdir(), "latlab-init-wf-"));
+    try {
+      scaffold(dir, { context: { name: "measurements" } });
+      for (const f of LATLAB_WORKFLOW_FILES) expect(readFileSync(join(dir, ".github/workflows", f), "utf8"), f).toBe(text(f));
+      const actionlint = findActionlint();
+      const zizmor = findZizmor();
+      if (!actionlint || !zizmor) {
+        const why = `actionlint or zizmor not found (${actionlint ?? "no actionlint"}, ${zizmor ?? "no zizmor"}): .ci/run installs both`;
+        if (process.env["CI"] === "true") throw new Error(why);
+        ctx.skip(why);
+        return;
+      }
+      const lint = spawnSync(actionlint, ["-no-color", ...LATLAB_WORKFLOW_FILES.map((f) => `.github/workflows/${f}`)], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+      expect(`${lint.stdout}${lint.stderr}`).toBe("");
+      expect(lint.status).toBe(0);
+      const audit = spawnSync(zizmor, ["--offline", "--no-progress", "--color=never", ".github/workflows/"], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+      expect(audit.stdout).toContain("No findings to report");
+      expect(audit.status, audit.stdout).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
