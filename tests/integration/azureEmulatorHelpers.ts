@@ -215,3 +215,23 @@ export async function sshRun(ssh: NodeSSH, command: string): Promise<string> {
   if (r.code !== 0) throw new Error(`${command.slice(0, 80)}: exit ${r.code}: ${r.stderr.trim()}`);
   return r.stdout;
 }
+
+/**
+ * The provider plugin processes of an emulator (by its folder) still alive, after up to 10 s for
+ * them to go: a killed engine's plugin has its own process group, which a kill of the engine's
+ * group misses, and must be gone once the run is finished.
+ */
+export async function providerPluginsLeft(home: string): Promise<string[]> {
+  const plugins = () =>
+    readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("pulumi-resource-azure-native") && readFileSync(`/proc/${p}/environ`, "utf8").includes(home);
+        } catch {
+          return false;
+        }
+      });
+  for (let i = 0; i < 100 && plugins().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  return plugins();
+}

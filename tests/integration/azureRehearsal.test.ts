@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { OperationLogEntry } from "../../src/targets/azure/emulator/arm/cloud.ts";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
 import { emulatorNamespacePrefix } from "../../src/targets/azure/emulator/emulator.ts";
+import { providerPluginsLeft } from "./azureEmulatorHelpers.ts";
 import { pulumiBinDir } from "./pulumiCli.ts";
 
 /**
@@ -347,18 +348,7 @@ describe("rehearsal with faults injected: one clear error, results on disk, noth
     const ps = spawnSync("ps", ["-eo", "pid,args"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.includes(home));
     expect(ps).toEqual([]);
     // The provider plugin the killed engine had started (its own process group: the kill missed it) is gone too.
-    const plugins = () =>
-      readdirSync("/proc")
-        .filter((p) => /^\d+$/.test(p))
-        .filter((p) => {
-          try {
-            return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("pulumi-resource-azure-native") && readFileSync(`/proc/${p}/environ`, "utf8").includes(home);
-          } catch {
-            return false;
-          }
-        });
-    for (let i = 0; i < 100 && plugins().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(plugins()).toEqual([]);
+    expect(await providerPluginsLeft(home)).toEqual([]);
     expect(JSON.parse(readFileSync(join(stateDir, "state.json"), "utf8"))).toMatchObject({ status: "destroyed" });
     expect(destroy.stdout).toContain("left: none");
     const ops = readFileSync(join(dir, "azure-emulator", "operations.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as OperationLogEntry);

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { emulatorNamespacePrefix } from "../../src/targets/azure/emulator/emulator.ts";
+import { providerPluginsLeft } from "./azureEmulatorHelpers.ts";
 import { pulumiBinDir } from "./pulumiCli.ts";
 
 /**
@@ -125,17 +126,6 @@ describe("a Pulumi backend that outlives the runner (azblob://, played by a file
     expect(filesUnder(BACKEND_DIR).filter((f) => f.endsWith(`/${stack}.json`) || f.endsWith(`/${stack}.pulumi-tags`) || f.includes("/.pulumi/locks/"))).toEqual([]);
     expect(existsSync(pointer.stateDir)).toBe(false);
     // The provider plugin of the run's engine (its own process group: the kill missed it) is gone too.
-    const plugins = () =>
-      readdirSync("/proc")
-        .filter((p) => /^\d+$/.test(p))
-        .filter((p) => {
-          try {
-            return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("pulumi-resource-azure-native") && readFileSync(`/proc/${p}/environ`, "utf8").includes(home);
-          } catch {
-            return false;
-          }
-        });
-    for (let i = 0; i < 100 && plugins().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(plugins()).toEqual([]);
+    expect(await providerPluginsLeft(home)).toEqual([]);
   }, 900_000);
 });

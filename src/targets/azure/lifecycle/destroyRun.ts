@@ -286,31 +286,42 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
       ...(options.destroyRetryDelayMs !== undefined ? { retryDelayMs: options.destroyRetryDelayMs } : {}),
     },
   );
+  const settled = await settleTeardown(outcome, state.resourceGroup ?? namePrefix(state.runId), rehearsal, log);
+  if ("status" in settled) return settled;
+  const { errors, removed, ended } = settled;
+  if (ended === "destroyed" && errors.length === 0) for (const p of await removeSpentRunFiles(stateDir)) removed.push(`file ${p}`);
+
+  const report: DestroyRunReport = { status: errors.length > 0 ? "failed" : "ok", errors, removed, left: outcome.left, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
+  await writeRunState(stateDir, {
+    ...state,
+    // A rehearsal's emulator removed everything when it stopped: nothing is left to finish.
+    status: ended === "leaked" && rehearsal ? "destroyed" : ended,
+    ...(errors.length > 0 ? { lastError: errors.join("\n") } : { lastError: undefined }),
+    updatedAt: now().toISOString(),
+  });
+  if (runDir) await markResults(runDir, report, now(), log);
+  return report;
+}
+
+/**
+ * After tearDownStack, for both ways destroy finds a run: a run still going is reported as it is
+ * (nothing more is touched); otherwise what ARM holds of the group is recorded, and a rehearsal's
+ * emulator goes last — whatever its ARM still holds is listed (and removed).
+ */
+async function settleTeardown(outcome: TeardownOutcome, group: string, rehearsal: Rehearsal | undefined, log: (m: string) => void): Promise<DestroyRunReport | { errors: string[]; removed: string[]; ended: Exclude<TeardownOutcome["status"], "live"> }> {
   const errors = [...outcome.errors];
   const removed = [...outcome.removed];
   if (outcome.status === "live") {
     log(`azure: ${errors.join("\n")}`);
     return { status: "failed", errors, removed, left: null, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
   }
-  removed.push(leftRecord(state.resourceGroup ?? namePrefix(state.runId), outcome));
+  removed.push(leftRecord(group, outcome));
   if (rehearsal) {
-    // The emulator goes last; whatever its ARM still holds is listed (and removed).
     const stopped = await rehearsal.stop().catch((e: Error) => ({ errors: [`stopping the emulator: ${e.message}`], removed: [] as string[] }));
     errors.push(...stopped.errors);
     removed.push(...stopped.removed);
   }
-  if (outcome.status === "destroyed" && errors.length === 0) for (const p of await removeSpentRunFiles(stateDir)) removed.push(`file ${p}`);
-
-  const report: DestroyRunReport = { status: errors.length > 0 ? "failed" : "ok", errors, removed, left: outcome.left, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
-  await writeRunState(stateDir, {
-    ...state,
-    // A rehearsal's emulator removed everything when it stopped: nothing is left to finish.
-    status: outcome.status === "leaked" && rehearsal ? "destroyed" : outcome.status,
-    ...(errors.length > 0 ? { lastError: errors.join("\n") } : { lastError: undefined }),
-    updatedAt: now().toISOString(),
-  });
-  if (runDir) await markResults(runDir, report, now(), log);
-  return report;
+  return { errors, removed, ended: outcome.status };
 }
 
 /** The run a `latlab destroy` argument names when no state folder is here: a results folder's pointer, or a run id. */
@@ -425,18 +436,9 @@ async function destroyFromBackend(
         ...(options.destroyRetryDelayMs !== undefined ? { retryDelayMs: options.destroyRetryDelayMs } : {}),
       },
     );
-    const errors = [...outcome.errors];
-    const removed = [...outcome.removed];
-    if (outcome.status === "live") {
-      log(`azure: ${errors.join("\n")}`);
-      return { status: "failed", errors, removed, left: null, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
-    }
-    removed.push(leftRecord(group, outcome));
-    if (rehearsal) {
-      const stopped = await rehearsal.stop().catch((e: Error) => ({ errors: [`stopping the emulator: ${e.message}`], removed: [] as string[] }));
-      errors.push(...stopped.errors);
-      removed.push(...stopped.removed);
-    }
+    const settled = await settleTeardown(outcome, group, rehearsal, log);
+    if ("status" in settled) return settled;
+    const { errors, removed } = settled;
     const report: DestroyRunReport = { status: errors.length > 0 ? "failed" : "ok", errors, removed, left: outcome.left, ...(outcome.leftUnknown ? { leftUnknown: outcome.leftUnknown } : {}) };
     if (runDir) await markResults(runDir, report, options.now(), log);
     return report;
