@@ -35,13 +35,14 @@ import { guardPlanSize, planOptions } from "./main.ts";
 export const CI_STEP_MARGIN_MINUTES = 10;
 
 /**
- * Minutes a measure job spends outside the run step: checkout and `npm ci`, the Azure login,
- * restoring the history and downloading the previous run's results before it; the report, the
- * comparison, the upload and the cleanup (`latlab destroy` of the run's stack) after it. A few
- * minutes each; 20 leaves room for a slow runner or a slow package mirror without letting a stuck
- * job run on for hours.
+ * Minutes a measure job spends outside the run step: checkout and `npm ci`, restoring the history
+ * and downloading the previous run's results before it (a few minutes); after it the uploads, the
+ * report and the comparison (a few more), and the "Clean up" step's `latlab destroy`, whose own
+ * timeout-minutes is 30 (.github/workflows/latlab-measure.yml). 40 holds all of them, so that after
+ * a run step that timed out (which fails the step without cancelling the job) the cleanup still
+ * ends before the job's timeout cancels it.
  */
-export const CI_SETUP_MARGIN_MINUTES = 20;
+export const CI_SETUP_MARGIN_MINUTES = 40;
 
 /**
  * The longest a job may run on a GitHub-hosted runner: "Each job in a workflow can run for up to

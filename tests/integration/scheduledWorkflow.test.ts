@@ -32,7 +32,8 @@ import { CANCELLED_STEPS_SECONDS, runJob, type ActionHandler, type JobOptions, t
 
 const tempDir = tempDirs();
 const ROOT = resolve(import.meta.dirname, "../..");
-const workflow = (file: string) => parse(readFileSync(join(ROOT, ".github/workflows", file), "utf8")) as Workflow & { on: { workflow_call: { inputs: Record<string, { default?: Value }> } } };
+type Inputs = { inputs: Record<string, { default?: Value }> };
+const workflow = (file: string) => parse(readFileSync(join(ROOT, ".github/workflows", file), "utf8")) as Workflow & { on: { workflow_call?: Inputs; workflow_dispatch?: Inputs } };
 const measureWorkflow = workflow("latlab-measure.yml");
 const historyWorkflow = workflow("latlab-history.yml");
 const sweepWorkflow = workflow("latlab-sweep.yml");
@@ -49,7 +50,7 @@ const filesUnder = (dir: string): string[] =>
   readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => statSync(join(dir, f)).isFile());
 
 /** A called workflow's inputs as a caller's `with:` sets them, over their defaults. */
-const inputsOf = (w: typeof measureWorkflow, given: Record<string, Value> = {}): Record<string, Value> => ({ ...Object.fromEntries(Object.entries(w.on.workflow_call.inputs).map(([k, v]) => [k, v.default ?? ""])), ...given });
+const inputsOf = (w: typeof measureWorkflow, given: Record<string, Value> = {}): Record<string, Value> => ({ ...Object.fromEntries(Object.entries((w.on.workflow_call ?? w.on.workflow_dispatch)!.inputs).map(([k, v]) => [k, v.default ?? ""])), ...given });
 
 const failedSteps = (r: JobResult) => r.steps.filter((s) => s.conclusion === "failure").map((s) => `${s.label} (exit ${s.code}):\n${s.stdout}\n${s.stderr}`);
 
@@ -106,12 +107,17 @@ function project(runId: string) {
       for (const m of matched) cpSync(join(dir, m), join(target, m), { recursive: true });
       return { ok: matched.length > 0 || w["if-no-files-found"] === "warn" };
     },
+    // As actions/download-artifact does (src/download-artifact.ts @ 3e5f45b, l. 189-193): one
+    // artifact — by name, or the only one a pattern matched — or merge-multiple: its contents
+    // straight into path; several by pattern: a folder per artifact.
     "actions/download-artifact": ({ with: w, workspace: ws }) => {
       const from = join(artifacts, w["run-id"] || runId);
-      if (!existsSync(from)) return { ok: false };
+      if (!existsSync(from)) return { ok: !w["name"] };
       const names = readdirSync(from).filter((n) => (w["pattern"] ? new RegExp(`^${w["pattern"].replace(/\*/g, ".*")}$`).test(n) : n === w["name"]));
-      for (const n of names) cpSync(join(from, n), w["pattern"] ? join(ws, w["path"]!, n) : join(ws, w["path"]!), { recursive: true });
-      return { ok: names.length > 0 };
+      const flat = names.length === 1 || w["merge-multiple"] === "true";
+      for (const n of names) cpSync(join(from, n), flat ? join(ws, w["path"]!) : join(ws, w["path"]!, n), { recursive: true });
+      // A name that matches nothing fails; a pattern that matches nothing does not.
+      return { ok: names.length > 0 || !w["name"] };
     },
   };
   const github = { run_id: runId, run_attempt: "1", repository: "example/measurements", token: "not-a-token", event_name: "workflow_call" };

@@ -78,11 +78,15 @@ export interface JobOptions {
 }
 
 /**
- * What GitHub leaves the steps that still run once a job is cancelled: "about 5 minutes" (GitHub
- * docs, content/actions/reference/workflows-and-actions/workflow-cancellation.md — see the
- * citation in the scheduled workflow's test).
+ * What GitHub leaves the steps that still run once a job is cancelled: the job's cancel timeout,
+ * 5 minutes by default (GitHub docs, content/actions/reference/workflows-and-actions/
+ * workflow-cancellation.md @ 159bd1b: "After the 5 minute cancellation timeout period, the server
+ * will forcibly terminate all jobs and steps that are still running"; actions/runner
+ * src/Sdk/DTPipelines/Pipelines/PipelineConstants.cs @ 98aabcd4, DefaultJobCancelTimeoutInMinutes),
+ * less the 15 s before it at which the listener kills the worker (src/Runner.Listener/
+ * JobDispatcher.cs @ 98aabcd4, l. 1279-1285).
  */
-export const CANCELLED_STEPS_SECONDS = 300;
+export const CANCELLED_STEPS_SECONDS = 5 * 60 - 15;
 
 // ---------------------------------------------------------------- expressions
 

@@ -197,17 +197,26 @@ export async function sweep(options: SweepOptions): Promise<SweepReport> {
     log(`${chosen.length} ${what} of ${groups.length} latlab resource groups (dry run: nothing deleted)`);
     return report;
   }
-  for (const g of chosen) {
-    log(`deleting ${g.name}…`);
-    try {
-      await client.beginDeleteAndWait(g.name);
-      report.deleted.push(g.name);
-      log(`deleted ${g.name}`);
-    } catch (e) {
-      const error = (e as Error).message ?? String(e);
-      report.failed.push({ name: g.name, error });
-      log(`FAILED to delete ${g.name}: ${error}`);
-    }
+  // All at once: each deletion takes minutes, and a sweep cut short (a cancelled job's few minutes,
+  // its timeout) must have asked for every one, not only the first few.
+  const outcomes = await Promise.all(
+    chosen.map(async (g) => {
+      log(`deleting ${g.name}…`);
+      try {
+        await client.beginDeleteAndWait(g.name);
+        log(`deleted ${g.name}`);
+        return { name: g.name };
+      } catch (e) {
+        const error = (e as Error).message ?? String(e);
+        log(`FAILED to delete ${g.name}: ${error}`);
+        return { name: g.name, error };
+      }
+    }),
+  );
+  // In the order they were found, whatever order they finished in.
+  for (const o of outcomes) {
+    if (o.error === undefined) report.deleted.push(o.name);
+    else report.failed.push({ name: o.name, error: o.error });
   }
   // What is left, as ARM has it: a delete that "succeeded" is not taken on trust.
   if (client.resources) {

@@ -115,3 +115,30 @@ describe("parseExpiry", () => {
     expect((await sweep({ client, now: NOW, delete: false, log: () => undefined })).left).toBeNull();
   });
 });
+
+describe("sweep --delete asks for every deletion at once", () => {
+  it("requests each expired group's deletion before waiting for any (a sweep cut short has asked for them all), and reports them in the order found", async () => {
+    const expired = ["latlab-a", "latlab-b", "latlab-c"].map((name) => rg(name, { owner: "latlab", expiresAt: "2026-03-01T10:00:00.000Z" }));
+    const requested: string[] = [];
+    let release: () => void = () => {};
+    const allRequested = new Promise<void>((r) => (release = r));
+    const client: ResourceGroupsClient = {
+      async *list() {
+        for (const g of expired) yield g;
+      },
+      // Azure takes minutes per group: each deletion "ends" only once all three were asked for.
+      // One at a time, the first would wait for the others forever.
+      async beginDeleteAndWait(name) {
+        requested.push(name);
+        if (requested.length === expired.length) release();
+        const waited = await Promise.race([allRequested.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000))]);
+        if (!waited) throw new Error(`${name}: still waiting for the other deletions to be asked for`);
+        // The last one asked for ends first.
+        if (name === "latlab-a") await new Promise((r) => setTimeout(r, 20));
+      },
+    };
+    const report = await sweep({ client, now: NOW, delete: true, log: () => {} });
+    expect(report.failed).toEqual([]);
+    expect(report.deleted).toEqual(["latlab-a", "latlab-b", "latlab-c"]);
+  });
+});
