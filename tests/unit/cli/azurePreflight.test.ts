@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
-import { confirmOnTerminal, costOfPart, LISTING_MAX_BUFFER, listingArgs, listingFailure, rehearsalSshFrom } from "../../../src/targets/azure/lifecycle/preflight.ts";
+import { azurePreflight, checkCost, confirmOnTerminal, costOfPart, LISTING_MAX_BUFFER, listingArgs, listingFailure, rehearsalSshFrom } from "../../../src/targets/azure/lifecycle/preflight.ts";
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
 import { wavePlan } from "../../../src/plan/waves.ts";
 import { loadPriceSnapshot } from "../../../src/targets/azure/catalog/prices.ts";
@@ -118,5 +118,37 @@ describe("the cost shown at each deploy's confirmation", () => {
     expect(wave).not.toBe(whole);
     // One deployment of four: a quarter of the hourly rate.
     expect(usd(wave) * 4).toBeCloseTo(usd(whole), 2);
+  });
+});
+
+describe("--max-cost in a rehearsal (issue 23)", () => {
+  const plan = () =>
+    buildPlan(
+      defineExperiment({
+        name: "budget",
+        description: "budget",
+        defaults: { region: "eastus", zone: null, size: "Standard_D4s_v5", accelnet: false },
+        hosts: { client: {}, server: {} },
+        measure: [{ tool: "ping", params: { count: 3, interval: 0.1 } }],
+      }),
+      { duration: { seconds: 1 } },
+    );
+
+  it("the real run refuses a budget below its worst case, naming --max-cost", async () => {
+    const log = vi.fn();
+    await expect(checkCost(plan(), { maxCost: 0.01, log })).rejects.toThrow(/^not deploying: --max-cost: estimated \$[\d.]+ .* is above the limit \$0\.01/);
+    await expect(checkCost(plan(), { maxCost: 1000, log })).resolves.toBeUndefined();
+  });
+
+  it("a rehearsal refuses the same budget the same way, before anything is checked on this machine or started", async () => {
+    const log = vi.fn();
+    const options = { rehearse: true, maxCost: 0.01, binaries: [], install: false, log, source: "/nonexistent/budget.ts", resultsRoot: "/nonexistent/results" };
+    const refused = azurePreflight(plan(), options, () => Promise.reject(new Error("no address is asked in a rehearsal")));
+    await expect(refused).rejects.toThrow(/^--rehearse: not rehearsing \(nothing was started\): the real run refuses this: --max-cost: estimated \$[\d.]+ .* is above the limit \$0\.01/);
+    expect(log).toHaveBeenCalledWith(expect.stringMatching(/^estimated cost of this run on Azure \(the rehearsal itself costs nothing\): \$/));
+  });
+
+  it("a rehearsal within the budget passes the cost check, as the real run does", async () => {
+    await expect(checkCost(plan(), { rehearse: true, maxCost: 1000, log: vi.fn() })).resolves.toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../../src/cli/main.ts";
@@ -42,6 +42,40 @@ describe("latlab destroy", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^teardown: ok\nleft: unknown \(not asked: run 20260101-120000-cafe's state says destroyed at 2026-01-01T13:00:00.000Z\)\n$/);
     expect(r.stderr).toContain("already destroyed; nothing to do");
+  });
+
+  it("a rehearsal whose emulator is gone (its teardown's destroy cancelled, then the emulator stopped): destroyed, said so, its key and passphrase removed; exit 0 (issue 23)", async () => {
+    const root = tempDir("latlab-cli-destroy-");
+    vi.stubEnv("LATLAB_STATE_DIR", root);
+    const runId = "20260101-120000-f00d";
+    const stateDir = join(root, runId);
+    const home = join(root, "latlab-azemu-gone");
+    await writeRunState(stateDir, {
+      runId,
+      projectName: "latlab",
+      stackName: `latlab-${runId}`,
+      backendUrl: `file://${stateDir}`,
+      passphrase: "file",
+      resourceGroup: `latlab-${runId}`,
+      createdAt: "2026-01-01T12:00:00.000Z",
+      expiresAt: "2026-01-01T15:00:00.000Z",
+      status: "leaked",
+      updatedAt: "2026-01-01T13:00:00.000Z",
+      rehearsal: { emulatorHome: home },
+    });
+    writeFileSync(join(stateDir, "client_rsa"), "-----BEGIN OPENSSH PRIVATE KEY-----\nx\n-----END OPENSSH PRIVATE KEY-----\n", { mode: 0o600 });
+    writeFileSync(join(stateDir, "passphrase"), "6f1c0e2d9a4b7c3e8f5a1d2b6c9e0f4a\n", { mode: 0o600 });
+    // No subscription in the environment: before issue 23 the destroy fell to Azure's ARM and failed on that ("leaked").
+    vi.stubEnv("ARM_SUBSCRIPTION_ID", "");
+    vi.stubEnv("AZURE_SUBSCRIPTION_ID", "");
+    const r = await cli(["destroy", runId]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("teardown: ok\nleft: none\n");
+    expect(r.stderr).toContain(`its emulator's folder ${home} is gone, and none of its namespaces remain: the emulator and everything it ran are gone; nothing of it is on Azure`);
+    expect(r.stderr).not.toMatch(/leaked|subscription/);
+    expect(JSON.parse(readFileSync(join(stateDir, "state.json"), "utf8")).status).toBe("destroyed");
+    expect(existsSync(join(stateDir, "client_rsa"))).toBe(false);
+    expect(existsSync(join(stateDir, "passphrase"))).toBe(false);
   });
 
   it("a results folder with no Azure state (the run deployed nothing) exits 0: nothing left to tear down", async () => {

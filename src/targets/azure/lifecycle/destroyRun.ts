@@ -168,6 +168,41 @@ export function destroyCommand(runId: string, runDir: string, resultsRoot = "res
 const resumeRehearsalLazily: NonNullable<DestroyRunOptions["resumeRehearsal"]> = async (home, runDir, log) =>
   (await import("../emulator/rehearsal.ts")).resumeRehearsal(home, runDir, log);
 
+/**
+ * What is left on this machine of a rehearsal's emulator: its folder (`home`), and the network
+ * namespaces of its VMs and fabric (every one starts with emulatorNamespacePrefix(home)).
+ */
+export interface EmulatorRemains {
+  folder: boolean;
+  namespaces: string[];
+}
+
+/** The emulator's folder and namespaces as this machine has them (`ip netns list`: no root needed to read). */
+export async function emulatorRemains(home: string): Promise<EmulatorRemains> {
+  const [{ emulatorNamespacePrefix }, { execCommand, mustExec }, { parseNetnsList }] = await Promise.all([
+    import("../emulator/emulator.ts"),
+    import("../../local/exec.ts"),
+    import("../../local/names.ts"),
+  ]);
+  const prefix = emulatorNamespacePrefix(home);
+  const listed = await mustExec(execCommand, ["ip", "netns", "list"], "listing the rehearsal emulator's namespaces");
+  return { folder: existsSync(home), namespaces: parseNetnsList(listed.stdout).filter((n) => n.startsWith(prefix)) };
+}
+
+/**
+ * The ARM a teardown asks what is left of the run: the caller's (tests), the rehearsal's emulator,
+ * or Azure's. Never Azure's for a rehearsal (`rehearsalHome` set): a rehearsal never created
+ * anything there, and one whose emulator could not be resumed has no ARM left to ask (issue 23).
+ */
+function runGroupsOf(options: Pick<DestroyRunOptions, "runGroups">, rehearsalHome: string | undefined, rehearsal: Rehearsal | undefined, env: NodeJS.ProcessEnv, subscriptionId: string | undefined): Promise<RunGroups> {
+  if (options.runGroups) return options.runGroups();
+  if (rehearsal) return Promise.resolve(rehearsal.groups);
+  if (rehearsalHome !== undefined) {
+    return Promise.reject(new Error(`the rehearsal's emulator (${rehearsalHome}) was not resumed, so its ARM cannot be asked; Azure is not asked: a rehearsal never created anything there`));
+  }
+  return azureRunGroups(env, subscriptionId);
+}
+
 export interface DestroyRunOptions {
   /**
    * `--backend`: the Pulumi backend of a run whose state folder is not on this machine (default
@@ -179,6 +214,8 @@ export interface DestroyRunOptions {
   runGroups?: () => Promise<RunGroups>;
   /** Resumes a rehearsal's emulator (default: emulator/rehearsal.ts's; tests pass a fake). */
   resumeRehearsal?: (home: string, runDir: string, log: (message: string) => void) => Promise<Rehearsal>;
+  /** What is left on this machine of a rehearsal's emulator that cannot be resumed (default: emulatorRemains; tests pass a fake). */
+  emulatorRemains?: (home: string) => Promise<EmulatorRemains>;
   /** Folder run folders are in (default "results"). */
   resultsRoot?: string;
   stackFactory: StackFactory;
@@ -241,6 +278,12 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
     return { status: "ok", errors: [], removed: [], left: null, leftUnknown: `not asked: run ${state.runId}'s state says ${state.status} at ${state.updatedAt}` };
   }
 
+  // A rehearsal whose emulator cannot be resumed (its folder gone, or without its ARM state): there
+  // is no stack to destroy against and no ARM to ask — and never Azure's (issue 23).
+  if (state.rehearsal && !existsSync(join(state.rehearsal.emulatorHome, "state.json"))) {
+    return finishGoneRehearsal(state, state.rehearsal.emulatorHome, stateDir, runDir, { ...options, now });
+  }
+
   // Pulumi's output and errors go to the terminal and into results.json: the run's secrets never do.
   const secretFiles = [join(stateDir, CLIENT_KEY_FILE), ...(existsSync(join(stateDir, HOST_KEYS_DIR)) ? readdirSync(join(stateDir, HOST_KEYS_DIR)).map((f) => join(stateDir, HOST_KEYS_DIR, f)) : [])];
   const passphrase = await readPassphrase(stateDir, state, env).catch(() => undefined);
@@ -279,7 +322,7 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
           ...(rehearsal ? { env: rehearsal.env } : {}),
         });
       },
-      groups: async () => (options.runGroups ? options.runGroups() : rehearsal ? rehearsal.groups : azureRunGroups(env, state.subscriptionId)),
+      groups: () => runGroupsOf(options, state.rehearsal?.emulatorHome, rehearsal, env, state.subscriptionId),
       log: say,
       redact,
       ...(options.destroyAttempts !== undefined ? { attempts: options.destroyAttempts } : {}),
@@ -299,6 +342,52 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
     ...(errors.length > 0 ? { lastError: errors.join("\n") } : { lastError: undefined }),
     updatedAt: now().toISOString(),
   });
+  if (runDir) await markResults(runDir, report, now(), log);
+  return report;
+}
+
+/**
+ * `latlab destroy` of a rehearsal whose emulator cannot be resumed: its folder is gone, or holds
+ * no state.json (its ARM state) — e.g. the run's own teardown stopped the emulator after a second
+ * Ctrl-C cancelled `pulumi destroy`, and stopping removes everything the emulator ran. Nothing of
+ * a rehearsal was ever on Azure, so Azure is never asked. When nothing of the emulator is left on
+ * this machine either (no folder, no namespace of its prefix) the run is destroyed: state.json
+ * says so and the spent keys, passphrase, file backend and workspace go, as after any successful
+ * destroy. When something is left, it is named with how to remove it, and nothing is touched.
+ */
+async function finishGoneRehearsal(
+  state: AzureRunState,
+  home: string,
+  stateDir: string,
+  runDir: string | undefined,
+  options: DestroyRunOptions & { now: () => Date },
+): Promise<DestroyRunReport> {
+  const { log, now } = options;
+  const gone = existsSync(home) ? `its emulator's folder ${home} holds no state.json (no ARM state to resume)` : `its emulator's folder ${home} is gone`;
+  let remains: EmulatorRemains | undefined;
+  let unknown: string | undefined;
+  try {
+    remains = await (options.emulatorRemains ?? emulatorRemains)(home);
+  } catch (e) {
+    unknown = (e as Error).message;
+  }
+  const noAzure = "nothing of it is on Azure: a rehearsal never touches Azure, and Azure was not asked";
+  let report: DestroyRunReport;
+  if (remains && !remains.folder && remains.namespaces.length === 0) {
+    log(`azure: run ${state.runId} is a rehearsal: ${gone}, and none of its namespaces remain: the emulator and everything it ran are gone; ${noAzure}`);
+    const removed = [`rehearsal ${state.runId}: its emulator (${home}) and everything it ran were already gone; ${noAzure}`];
+    for (const p of await removeSpentRunFiles(stateDir)) removed.push(`file ${p}`);
+    report = { status: "ok", errors: [], removed, left: [] };
+    await writeRunState(stateDir, { ...state, status: "destroyed", lastError: undefined, updatedAt: now().toISOString() });
+  } else {
+    const left = remains
+      ? [...(remains.folder ? [`its folder ${home} (remove it with \`rm -rf ${shellWord(home)}\` once no run uses it)`] : []), ...(remains.namespaces.length ? [`its namespaces ${remains.namespaces.join(", ")} (remove each with \`sudo ip netns delete <name>\`)`] : [])]
+      : [`whether its namespaces remain could not be checked (${unknown})`];
+    const error = `run ${state.runId} is a rehearsal: ${gone}, so it cannot be resumed and torn down through it; left on this machine: ${left.join("; ")}; ${noAzure}`;
+    log(`azure: ${error}`);
+    report = { status: "failed", errors: [error], removed: [], left: null, leftUnknown: `not asked: ${gone}` };
+    await writeRunState(stateDir, { ...state, lastError: error, updatedAt: now().toISOString() });
+  }
   if (runDir) await markResults(runDir, report, now(), log);
   return report;
 }
@@ -429,7 +518,7 @@ async function destroyFromBackend(
           // The emulator's provider plugin and socket are in the Pulumi CLI's environment, set when the workspace opens.
           return options.stackFactory.open({ ...base, env: { ...FROM_STATE_SECRETS, ...rehearsal.env } });
         },
-        groups: async () => (options.runGroups ? options.runGroups() : rehearsal ? rehearsal.groups : azureRunGroups(env, subscriptionId)),
+        groups: () => runGroupsOf(options, home, rehearsal, env, subscriptionId),
         log: say,
         redact,
         ...(options.destroyAttempts !== undefined ? { attempts: options.destroyAttempts } : {}),

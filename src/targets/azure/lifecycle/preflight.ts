@@ -101,21 +101,7 @@ export async function azurePreflight(plan: Plan, options: AzurePreflightOptions,
   options.subscriptionId = subscription.id;
   options.log(`azure: subscription ${subscription.id} (from ${subscription.source})`);
 
-  let snapshot = loadPriceSnapshot();
-  if (options.livePrices) {
-    const regions = [...new Set(plan.deployments.flatMap((d) => d.hosts.map((h) => h.region)))];
-    const sizes = [...new Set(plan.deployments.flatMap((d) => d.hosts.map((h) => h.size)))];
-    snapshot = mergeSnapshots(snapshot, (await fetchLivePrices(regions, sizes)).snapshot);
-  }
-  const hours = worstCaseRun(plan).seconds / 3600;
-  const cost = estimateCost(plan, snapshot, hours);
-  const livePrices = Boolean(options.livePrices);
-  options.costOf = costOfPart(snapshot, livePrices);
-  options.costSummary = options.costOf(plan);
-  options.log(`estimated cost: ${options.costSummary}`);
-  const gate = deployCostGate(cost, { livePrices, ...(options.maxCost !== undefined ? { maxCostUsd: options.maxCost } : {}) });
-  if (!gate.ok) throw new Error(`not deploying: ${gate.refusals.map((r) => r.message).join("; ")}`);
-  for (const n of gate.notes) options.log(`note: ${n}`);
+  await checkCost(plan, options);
 
   printListing(options);
 
@@ -123,11 +109,35 @@ export async function azurePreflight(plan: Plan, options: AzurePreflightOptions,
 }
 
 /**
- * A rehearsal needs what the emulator needs (root for namespaces; sshd, nft, sudo, the tools
- * the hosts run: this machine's packages play the VMs' ones) and the Pulumi CLI; no account,
- * no --ssh-from (the emulator's own address), no cost check. The plan is still checked
- * against Azure's rules and listed offline first, exactly as for a real run.
+ * The run's cost at the prices the run is given (the list prices latlab ships, merged with live
+ * ones under --live-prices) for its worst case, against --max-cost: a cost above it, or one that
+ * cannot be estimated without --max-cost, is refused before anything is deployed. One function for
+ * the real run and its rehearsal, so that a rehearsal refuses the very budget the real run refuses
+ * (issue 23). Sets the cost lines the deploy's confirmation shows.
  */
+export async function checkCost(plan: Plan, options: Pick<AzurePreflightOptions, "livePrices" | "maxCost" | "log" | "costOf" | "costSummary" | "rehearse">, fetchLive: typeof fetchLivePrices = fetchLivePrices): Promise<void> {
+  let snapshot = loadPriceSnapshot();
+  if (options.livePrices) {
+    const regions = [...new Set(plan.deployments.flatMap((d) => d.hosts.map((h) => h.region)))];
+    const sizes = [...new Set(plan.deployments.flatMap((d) => d.hosts.map((h) => h.size)))];
+    snapshot = mergeSnapshots(snapshot, (await fetchLive(regions, sizes)).snapshot);
+  }
+  const hours = worstCaseRun(plan).seconds / 3600;
+  const cost = estimateCost(plan, snapshot, hours);
+  const livePrices = Boolean(options.livePrices);
+  options.costOf = costOfPart(snapshot, livePrices);
+  options.costSummary = options.costOf(plan);
+  options.log(options.rehearse ? `estimated cost of this run on Azure (the rehearsal itself costs nothing): ${options.costSummary}` : `estimated cost: ${options.costSummary}`);
+  const gate = deployCostGate(cost, { livePrices, ...(options.maxCost !== undefined ? { maxCostUsd: options.maxCost } : {}) });
+  if (!gate.ok) {
+    // Named by the flag it is about (--max-cost), where it is about one.
+    const why = gate.refusals.map((r) => (r.path.startsWith("--") ? `${r.path}: ${r.message}` : r.message)).join("; ");
+    // A rehearsal refuses what the real run would: a rehearsal that passes must mean the run can start.
+    throw new Error(options.rehearse ? `--rehearse: not rehearsing (nothing was started): the real run refuses this: ${why}` : `not deploying: ${why}`);
+  }
+  for (const n of gate.notes) options.log(`note: ${n}`);
+}
+
 /**
  * `--ssh-from` in a rehearsal: an address is refused (the emulated VMs accept SSH from the
  * emulator's own runner address, not from it); `auto` — "wherever this machine's SSH comes from" —
@@ -141,6 +151,13 @@ export function rehearsalSshFrom(options: Pick<AzurePreflightOptions, "sshFrom">
   return "--ssh-from auto: a rehearsal's VMs accept SSH from the emulator's own runner address (no what-is-my-IP service asked)";
 }
 
+/**
+ * A rehearsal needs what the emulator needs (root for namespaces; sshd, nft, sudo, the tools
+ * the hosts run: this machine's packages play the VMs' ones) and the Pulumi CLI; no account and
+ * no --ssh-from (the emulator's own address). Every other check of the real run is made the same
+ * way, before anything is started: the plan against Azure's rules, the cost against --max-cost
+ * (checkCost: a rehearsal must refuse what the real run refuses), the offline listing.
+ */
 async function rehearsalPreflight(plan: Plan, options: AzurePreflightOptions): Promise<void> {
   const sshNote = rehearsalSshFrom(options);
   if (sshNote) options.log(sshNote);
@@ -149,6 +166,7 @@ async function rehearsalPreflight(plan: Plan, options: AzurePreflightOptions): P
   const { ALLOWED_VNET_SPACE } = await import("../emulator/fabric/vnetRuleset.ts");
   for (const i of addressPlanIssues(plan, ALLOWED_VNET_SPACE)) issues.push({ path: i.path, message: `${i.message} (a rehearsal's VNets live in ${ALLOWED_VNET_SPACE}; rehearse a smaller part of the experiment)` });
   if (issues.length) throw new AzureValidationError(issues, plan.experiment.name);
+  await checkCost(plan, options);
   const { checkLocalPrerequisites } = await import("../../local/preflight.ts");
   const { EMULATOR_BINARIES } = await import("../emulator/prerequisites.ts");
   await checkLocalPrerequisites({ binaries: [...new Set([...options.binaries, ...EMULATOR_BINARIES])], install: options.install, log: options.log });

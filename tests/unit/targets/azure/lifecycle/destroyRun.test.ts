@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { spawn, spawnSync } from "node:child_process";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { buildPlan, defineExperiment, ResultsSchema } from "../../../../../src/index.ts";
 import type { Progress } from "../../../../../src/runner/progress.ts";
 import { runExperiment } from "../../../../../src/runner/runExperiment.ts";
@@ -12,6 +12,14 @@ import type { StackFactory, StackOpenOptions } from "../../../../../src/targets/
 import { POINTER_FILE } from "../../../../../src/targets/azure/lifecycle/runState.ts";
 import { hostName, type AzureSettings } from "../../../../../src/targets/azure/program/types.ts";
 import { abortAfterUp } from "../helpers.ts";
+import { azureRunGroups } from "../../../../../src/targets/azure/lifecycle/runGroups.ts";
+
+// Azure's ARM client, watched: a rehearsal's destroy must never construct it (issue 23). It does
+// what it did otherwise (with no subscription in these tests' environments it refuses at once).
+vi.mock("../../../../../src/targets/azure/lifecycle/runGroups.ts", async (original) => {
+  const actual = await original<typeof import("../../../../../src/targets/azure/lifecycle/runGroups.ts")>();
+  return { ...actual, azureRunGroups: vi.fn(actual.azureRunGroups) };
+});
 
 const experiment = defineExperiment({
   name: "leak",
@@ -369,5 +377,97 @@ describe("destroyRun (latlab destroy <runId>)", () => {
     await expect(destroyRun("nope", { resultsRoot: root, stackFactory: fakeFactory().factory, log: () => undefined, env: { LATLAB_STATE_DIR: join(root, "state") } })).rejects.toThrow(
       /no Azure run state for "nope"[\s\S]*latlab sweep/,
     );
+  });
+});
+
+describe("latlab destroy of a rehearsal whose emulator cannot be resumed (issue 23)", () => {
+  /** A rehearsal's run that did not finish its teardown: a leaked run's state (keys, passphrase, stack), made a rehearsal's. */
+  async function rehearsalRun(home: string) {
+    const run = await leakedRun();
+    await writeRunState(run.stateDir, { ...readState(run.stateDir), rehearsal: { emulatorHome: home } });
+    vi.mocked(azureRunGroups).mockClear();
+    return run;
+  }
+  const neverResumed = async () => {
+    throw new Error("the emulator is not resumed when it has no state.json");
+  };
+
+  it("its folder gone and none of its namespaces left: destroyed, said plainly, spent files removed, Azure never asked", async () => {
+    const home = join(tempRoot(), "latlab-azemu-gone");
+    const { root, runDir, stateDir, env } = await rehearsalRun(home);
+    for (const spent of ["client_rsa", "passphrase"]) expect(existsSync(join(stateDir, spent)), spent).toBe(true);
+    const f = fakeFactory();
+    const lines: string[] = [];
+    const asked: string[] = [];
+    const report = await destroyRun(RUN_ID, {
+      resultsRoot: root,
+      stackFactory: f.factory,
+      log: (m) => lines.push(m),
+      env,
+      resumeRehearsal: neverResumed,
+      emulatorRemains: async (h) => (asked.push(h), { folder: false, namespaces: [] }),
+    });
+
+    expect(vi.mocked(azureRunGroups)).not.toHaveBeenCalled();
+    expect(f.calls).toEqual([]);
+    expect(asked).toEqual([home]);
+    expect(report).toMatchObject({ status: "ok", errors: [], left: [] });
+    expect(lines.join("\n")).toContain(`run ${RUN_ID} is a rehearsal: its emulator's folder ${home} is gone, and none of its namespaces remain: the emulator and everything it ran are gone; nothing of it is on Azure`);
+    expect(readState(stateDir).status).toBe("destroyed");
+    for (const spent of ["client_rsa", "passphrase", ".pulumi", "workspace"]) expect(existsSync(join(stateDir, spent)), spent).toBe(false);
+    expect(report.removed).toContain(`file ${join(stateDir, "client_rsa")}`);
+    expect(readResults(runDir).teardown.status).toBe("ok");
+
+    // Again: nothing to do.
+    const again = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: f.factory, log: () => undefined, env, resumeRehearsal: neverResumed });
+    expect(again.status).toBe("ok");
+    expect(vi.mocked(azureRunGroups)).not.toHaveBeenCalled();
+  });
+
+  it("its folder without state.json, or namespaces of it still there: what is left is named with how to remove it; nothing touched, not destroyed, Azure never asked", async () => {
+    const home = join(tempRoot(), "latlab-azemu-half");
+    mkdirSync(home);
+    const { root, stateDir, env } = await rehearsalRun(home);
+    const before = readState(stateDir).status;
+    const f = fakeFactory();
+    const report = await destroyRun(RUN_ID, {
+      resultsRoot: root,
+      stackFactory: f.factory,
+      log: () => undefined,
+      env,
+      resumeRehearsal: neverResumed,
+      emulatorRemains: async () => ({ folder: true, namespaces: ["azabcde-vm0"] }),
+    });
+    expect(vi.mocked(azureRunGroups)).not.toHaveBeenCalled();
+    expect(f.calls).toEqual([]);
+    expect(report.status).toBe("failed");
+    expect(report.errors.join("\n")).toMatch(new RegExp(`folder ${home} holds no state.json .*left on this machine: its folder ${home} .*its namespaces azabcde-vm0 \\(remove each with \`sudo ip netns delete <name>\`\\); nothing of it is on Azure`));
+    expect(readState(stateDir).status).toBe(before);
+    expect(existsSync(join(stateDir, "client_rsa"))).toBe(true);
+
+    // Whether namespaces remain cannot be told: not destroyed either, and says why.
+    const unknown = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: f.factory, log: () => undefined, env, resumeRehearsal: neverResumed, emulatorRemains: async () => Promise.reject(new Error("ip: not found")) });
+    expect(unknown.errors.join("\n")).toContain("could not be checked (ip: not found)");
+    expect(readState(stateDir).status).toBe(before);
+    expect(vi.mocked(azureRunGroups)).not.toHaveBeenCalled();
+  });
+
+  it("an emulator that has its state but fails to resume: its ARM cannot be asked, and Azure's is not asked instead", async () => {
+    const home = join(tempRoot(), "latlab-azemu-broken");
+    mkdirSync(home);
+    writeFileSync(join(home, "state.json"), "{}\n");
+    const { root, env } = await rehearsalRun(home);
+    const report = await destroyRun(RUN_ID, {
+      resultsRoot: root,
+      stackFactory: fakeFactory().factory,
+      log: () => undefined,
+      env,
+      resumeRehearsal: async () => {
+        throw new Error("startEmulator: nft missing");
+      },
+    });
+    expect(vi.mocked(azureRunGroups)).not.toHaveBeenCalled();
+    expect(report.status).toBe("failed");
+    expect(report.leftUnknown).toMatch(/the rehearsal's emulator \(.*latlab-azemu-broken\) was not resumed, so its ARM cannot be asked; Azure is not asked/);
   });
 });
