@@ -11,7 +11,7 @@
  * process that is gone is taken over. Reads work on a private copy too, so a reader never sees a
  * half-written file and never needs write access to the history.
  */
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, linkSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { hostname, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -32,6 +32,7 @@ import {
   type SummaryRow,
   type VariantRow,
 } from "./historySchema.ts";
+import { checkWritableFile, makeWritableFileFolder, makeWritableFolder } from "../results/writablePath.ts";
 
 /** Where runs are recorded unless --history or LATLAB_HISTORY says otherwise: beside the runs' folders. */
 export const DEFAULT_HISTORY_FILE = "results/history.duckdb";
@@ -45,6 +46,15 @@ export function historyFile(option?: string): string {
 }
 
 export class HistoryError extends Error {}
+
+/**
+ * Checks, creating nothing, that the history file can be written where it is asked for (a
+ * pseudo-filesystem such as /proc, a read-only or full disk… are refused naming it): `latlab run`
+ * asks before it starts, rather than finding out once the run is over.
+ */
+export async function checkHistoryPlace(file: string, signal?: AbortSignal): Promise<void> {
+  await checkWritableFile(file, { what: "the history file", ...(signal ? { signal } : {}) });
+}
 
 /** Opens `file` (a private copy); errors name `shownAs`, the history the user knows. */
 async function openDatabase(file: string, shownAs: string): Promise<{ connection: DuckDBConnection; close: () => void }> {
@@ -265,7 +275,8 @@ function refuseWal(file: string): void {
  * puts the copy in place atomically. The history file is created, with its folder, if missing.
  */
 export async function writeHistory<T>(file: string, write: (c: DuckDBConnection) => Promise<T>, log: (m: string) => void = () => {}): Promise<T> {
-  mkdirSync(dirname(file), { recursive: true });
+  // Through the guard, never mkdir -p: that spins for ever on /proc (see writablePath.ts).
+  await makeWritableFileFolder(file, { what: "the history file" });
   refuseWal(file);
   const release = await acquireLock(file, log);
   const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
@@ -403,7 +414,7 @@ export async function loadHistory(file: string, experiment?: string): Promise<Hi
 /** Writes each table as `<dir>/<table>.parquet`; returns the files. */
 export async function exportParquet(file: string, dir: string): Promise<string[]> {
   if (!existsSync(file)) throw new HistoryError(`history ${file}: does not exist (no run has been recorded there yet)`);
-  mkdirSync(dir, { recursive: true });
+  await makeWritableFolder(dir, { what: "the Parquet export folder" });
   return readHistory(file, async (c) => {
     const written: string[] = [];
     for (const table of [...HISTORY_TABLES, "schema_migrations"]) {

@@ -1,58 +1,39 @@
 /**
  * A run's results folder (`--out`), made ready before anything is brought up and held for the
- * whole run: created if missing, locked against a second run, refused when it holds other files
- * (unless --force, which removes latlab's own files there and nothing else), and refused at once
- * — with the path and the reason in words — when it cannot hold files at all.
+ * whole run: created if missing (through writablePath.ts, which refuses at once — with the path
+ * and the reason in words — a place that cannot hold files), locked against a second run, and
+ * refused when it holds other files, unless --force.
  *
- * Folders are created one level at a time (never `mkdir -p`: Node's recursive mkdir loops for
- * ever on /proc, where mkdir answers ENOENT under a folder that exists), and every step that
- * could hang on a network file system gives way to the run's abort signal.
+ * --force removes only what latlab recorded writing there (runManifest.ts), and only once the run
+ * can no longer be refused: preparing is two steps. `prepareOutputFolder` checks and locks, and
+ * says now what --force would remove or why it will not (a file named like latlab's that latlab
+ * has no record of writing); `claim()`, called after every check that can refuse the run, removes
+ * it and starts the folder's new record. A run refused in between has removed nothing.
  */
-import { closeSync, constants, linkSync, openSync, readFileSync, rmSync, rmdirSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
-import { access, lstat, mkdir, readdir, rm, stat, statfs } from "node:fs/promises";
+import { linkSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { lstat, readdir, rm } from "node:fs/promises";
 import { hostname } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { describeFsError, errnoCode } from "./fsErrors.ts";
+import { MANIFEST_FILE, readManifest, startManifest, type ManifestEntry } from "./runManifest.ts";
+import { abortable, interrupted, makeWritableFolder, WritablePathError } from "./writablePath.ts";
 
 /** The lock file a run keeps in its folder. */
 export const LOCK_FILE = ".latlab.lock";
 const TAKEOVER_FILE = `${LOCK_FILE}.takeover`;
 
 /**
- * latlab's own files in a run folder: what --force removes, and nothing else. results.json's own
- * temporary and invalid copies count as results.json.
+ * The names a run writes in its folder (results.json's own temporary and invalid copies count as
+ * results.json). A file of one of these names that latlab has no record of writing stops --force:
+ * the run would write over it.
  */
 export const OWN_FILES = ["results.json", "results.json.tmp", "results.invalid.json", "results.invalid.errors.txt", "plan.json"] as const;
 export const OWN_FOLDERS = ["raw", "samples", ".resume"] as const;
 /** An Azure run's pointer to its state (src/targets/azure/lifecycle/runState.ts, POINTER_FILE): never overwritten. */
 export const AZURE_POINTER_FILE = "azure-state.json";
 
-/**
- * File systems that hold no files of ours: the kernel's views of itself. Keyed by statfs's f_type
- * (linux/magic.h).
- */
-const PSEUDO_FILE_SYSTEMS: Record<number, string> = {
-  0x9fa0: "a proc file system (the kernel's view of processes)",
-  0x62656572: "a sysfs file system (the kernel's view of devices)",
-  0x1cd1: "a devpts file system (terminals)",
-  0x27e0eb: "a cgroup file system",
-  0x63677270: "a cgroup2 file system",
-  0x64626720: "a debugfs file system",
-  0x74726163: "a tracefs file system",
-  0x73636673: "a securityfs file system",
-  0xcafe4a11: "a bpf file system",
-  0x6165676c: "a pstore file system",
-  0x62656570: "a configfs file system",
-  0xde5e81e4: "an efivarfs file system",
-  0xf97cff8c: "a selinuxfs file system",
-  0x65735543: "a fusectl file system",
-  0x42494e4d: "a binfmt_misc file system",
-  0x6e736673: "an nsfs file system",
-  0x19800202: "an mqueue file system",
-};
-
 /** The folder cannot be used: `message` names it and says why. Nothing was left behind. */
-export class OutputFolderError extends Error {
+export class OutputFolderError extends WritablePathError {
   constructor(message: string) {
     super(message);
     this.name = "OutputFolderError";
@@ -65,13 +46,18 @@ export interface OutputFolder {
   lockFile: string;
   /** What preparing did that the user should know (a stale lock taken over, files removed by --force). */
   notes: string[];
+  /**
+   * Call once every check that can refuse the run has passed: removes what --force removes (said
+   * in `notes`) and starts the folder's record of what latlab writes. Safe to call twice.
+   */
+  claim(): Promise<void>;
   /** Removes the lock (if still ours) and the folders preparing created, if they stayed empty. Safe to call twice. */
   release(): void;
 }
 
 export interface PrepareOptions {
   runId: string;
-  /** Use a folder that is not empty, removing latlab's own files from it first. */
+  /** Use a folder that is not empty, removing (at `claim()`) what latlab recorded writing there. */
   force?: boolean;
   /** Ctrl-C / SIGTERM: preparing stops at its next step (or while waiting on a file system). */
   signal?: AbortSignal;
@@ -89,44 +75,29 @@ export interface LockHolder {
   pidStart?: string;
 }
 
-const cannotUse = (dir: string, why: string) => new OutputFolderError(`cannot use ${dir} as the results folder: ${why}`);
+const WHAT = "the results folder";
 
 /**
  * Makes `path` ready to hold a run's files and locks it; see the module comment. Throws
- * OutputFolderError (or, when the signal aborted, an error saying so) having changed nothing.
+ * OutputFolderError / WritablePathError (or, when the signal aborted, an error saying so) having
+ * changed nothing.
  */
 export async function prepareOutputFolder(path: string, options: PrepareOptions): Promise<OutputFolder> {
-  const dir = resolve(path);
   const notes: string[] = [];
   const note = (m: string) => {
     notes.push(m);
     options.log?.(m);
   };
   const { signal } = options;
-  const step = <T>(work: Promise<T>): Promise<T> => abortable(work, dir, signal);
-
-  const { existing, missing } = await step(inspect(dir));
-  await step(checkFileSystem(dir, existing));
-  const created: string[] = [];
-  const removeCreated = () => {
-    for (const d of [...created].reverse()) {
-      try {
-        rmdirSync(d);
-      } catch {
-        break; // not empty (or gone): what is in it is the run's
-      }
-    }
-  };
+  const made = await makeWritableFolder(path, { what: WHAT, ...(signal ? { signal } : {}) });
+  const { dir } = made;
   try {
-    for (const d of missing) {
-      await step(makeFolder(dir, d));
-      created.push(d);
-    }
-    if (signal?.aborted) throw interrupted(dir);
+    if (signal?.aborted) throw interrupted(dir, WHAT);
     const lock = takeLock(dir, options.runId, note);
+    let contents: Contents;
     try {
-      if (signal?.aborted) throw interrupted(dir);
-      await step(checkContents(dir, Boolean(options.force), note));
+      if (signal?.aborted) throw interrupted(dir, WHAT);
+      contents = await abortable(checkContents(dir, Boolean(options.force)), signal, () => interrupted(dir, WHAT));
     } catch (error) {
       lock.release();
       throw error;
@@ -135,106 +106,28 @@ export async function prepareOutputFolder(path: string, options: PrepareOptions)
     // A crash (an uncaught error) still removes the lock; a kill -9 leaves it, and the next run takes it over.
     process.once("exit", onExit);
     let released = false;
+    let claimed = false;
     return {
       dir,
       lockFile: lock.file,
       notes,
+      async claim() {
+        if (claimed) return;
+        claimed = true;
+        await removeRecorded(dir, contents, note);
+        startManifest(dir, options.runId);
+      },
       release() {
         if (released) return;
         released = true;
         process.off("exit", onExit);
         lock.release();
-        removeCreated();
+        made.removeCreated();
       },
     };
   } catch (error) {
-    removeCreated();
+    made.removeCreated();
     throw error;
-  }
-}
-
-const interrupted = (dir: string) => new Error(`interrupted while preparing the results folder ${dir}; nothing was started`);
-
-/** `work`, or a rejection as soon as the signal aborts (a hung network file system must not keep Ctrl-C waiting). */
-function abortable<T>(work: Promise<T>, dir: string, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work;
-  if (signal.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(interrupted(dir));
-  }
-  return new Promise<T>((resolvePromise, reject) => {
-    const onAbort = () => reject(interrupted(dir));
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolvePromise(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-/**
- * The nearest part of `dir` that exists (a folder) and the folders below it still to create,
- * outermost first. A file in the way, or a part latlab may not look into, is refused here.
- */
-async function inspect(dir: string): Promise<{ existing: string; missing: string[] }> {
-  const missing: string[] = [];
-  for (let current = dir; ; current = dirname(current)) {
-    try {
-      const found = await stat(current);
-      if (!found.isDirectory()) throw cannotUse(dir, current === dir ? "it is a file, not a folder" : `${current} is a file, not a folder`);
-      return { existing: current, missing };
-    } catch (error) {
-      if (error instanceof OutputFolderError) throw error;
-      const code = errnoCode(error);
-      // ENOTDIR: a file further up; the walk up finds and names it.
-      if ((code === "ENOENT" || code === "ENOTDIR") && dirname(current) !== current) {
-        if ((await lstat(current).catch(() => undefined))?.isSymbolicLink()) throw cannotUse(dir, `${current} is a symbolic link to something that does not exist`);
-        missing.unshift(current);
-        continue;
-      }
-      throw cannotUse(dir, code === "EACCES" ? `cannot look into ${dirname(current)}: ${describeFsError(error)}` : `${current}: ${describeFsError(error)}`);
-    }
-  }
-}
-
-/** Refuses a folder on a file system that cannot hold our files: the kernel's own, read-only, not ours to write, full. */
-async function checkFileSystem(dir: string, existing: string): Promise<void> {
-  const fs = await statfs(existing).catch((error: unknown) => {
-    throw cannotUse(dir, `${existing}: ${describeFsError(error)}`);
-  });
-  const pseudo = PSEUDO_FILE_SYSTEMS[fs.type];
-  if (pseudo) throw cannotUse(dir, `${existing} is on ${pseudo}, which cannot hold files; choose a folder on a disk`);
-  try {
-    await access(existing, constants.W_OK | constants.X_OK);
-  } catch (error) {
-    const code = errnoCode(error);
-    if (code === "EROFS") throw cannotUse(dir, `${existing} is on a read-only file system`);
-    if (code === "EACCES" || code === "EPERM") throw cannotUse(dir, `cannot write in ${existing}: ${describeFsError(error)}`);
-    throw cannotUse(dir, `${existing}: ${describeFsError(error)}`);
-  }
-  // root may use the blocks reserved for it; others only what is available to them.
-  const free = process.getuid?.() === 0 ? fs.bfree : fs.bavail;
-  if (free === 0) throw cannotUse(dir, `no space left on the device holding ${existing}`);
-  if (fs.files > 0 && fs.ffree === 0) throw cannotUse(dir, `no free inodes left on the device holding ${existing} (it cannot hold one more file)`);
-}
-
-/** One folder, not recursive (see the module comment); one that appeared meanwhile is fine. */
-async function makeFolder(dir: string, folder: string): Promise<void> {
-  try {
-    await mkdir(folder);
-  } catch (error) {
-    const code = errnoCode(error);
-    if (code === "EEXIST" && (await stat(folder).catch(() => undefined))?.isDirectory()) return;
-    // The reason is the file system's, not the path's: ENOENT under a folder that exists means
-    // the file system refuses new folders (as /proc does).
-    const why = code === "ENOENT" ? `the file system under ${dirname(folder)} does not let folders be created there` : describeFsError(error);
-    throw cannotUse(dir, `cannot create ${folder}: ${why}`);
   }
 }
 
@@ -315,7 +208,7 @@ function takeLock(dir: string, runId: string, note: (m: string) => void): { file
     try {
       if (createExclusive(file, `${JSON.stringify(me)}\n`)) return { file, release };
     } catch (error) {
-      throw cannotUse(dir, `cannot create its lock ${file}: ${describeFsError(error)}`);
+      throw new OutputFolderError(`cannot use ${dir} as ${WHAT}: cannot create its lock ${file}: ${describeFsError(error)}`);
     }
     const holder = readHolder(file);
     if (!holder) {
@@ -374,36 +267,73 @@ function previousRun(dir: string): string {
   }
 }
 
+/** What --force will remove at `claim()` (latlab's recorded entries) and what it keeps. */
+interface Contents {
+  remove: ManifestEntry[];
+  keep: string[];
+}
+
+const isOwnName = (e: string) => (OWN_FILES as readonly string[]).includes(e) || (OWN_FOLDERS as readonly string[]).includes(e);
+const shown = (e: ManifestEntry) => (e.kind === "folder" ? `${e.name}/` : e.name);
+
 /**
- * A folder must be empty but for its lock. --force removes latlab's own files there (OWN_FILES,
- * OWN_FOLDERS) and keeps everything else; an Azure run's pointer is never removed or overwritten.
+ * A folder must be empty but for its lock and latlab's record. With --force, what latlab recorded
+ * writing there (runManifest.ts) is to be removed and everything else kept — unless something
+ * named like a file the run writes is not in the record: the run would write over a file that is
+ * perhaps the user's, so the folder is refused naming it. An Azure run's pointer stops everything.
+ * Reads only: the removal is `claim()`'s.
  */
-async function checkContents(dir: string, force: boolean, note: (m: string) => void): Promise<void> {
-  const entries = (await readdir(dir)).filter((e) => e !== LOCK_FILE && e !== TAKEOVER_FILE).sort();
-  if (!entries.length) return;
-  const isOwn = (e: string) => (OWN_FILES as readonly string[]).includes(e) || (OWN_FOLDERS as readonly string[]).includes(e);
-  const own = entries.filter(isOwn);
-  const others = entries.filter((e) => !isOwn(e));
+async function checkContents(dir: string, force: boolean): Promise<Contents> {
+  const entries = (await readdir(dir)).filter((e) => e !== LOCK_FILE && e !== TAKEOVER_FILE && e !== MANIFEST_FILE).sort();
+  if (!entries.length) return { remove: [], keep: [] };
   if (entries.includes(AZURE_POINTER_FILE)) {
     throw new OutputFolderError(
       `${dir} holds ${AZURE_POINTER_FILE}, an Azure run's pointer to its state: its resources may still exist. Run \`latlab destroy ${dir}\` first, or choose another --out (--force never removes it).`,
     );
   }
+  const { manifest, invalid } = readManifest(dir);
+  const recorded = (manifest?.written ?? []).filter((e) => entries.includes(e.name));
+  const unrecorded = entries.filter((e) => isOwnName(e) && !recorded.some((r) => r.name === e));
   if (!force) {
     throw new OutputFolderError(
       `${dir} is not empty (${listed(entries)})${previousRun(dir)}: a run there would mix its files with these. Choose a new or empty folder, ` +
-        `or add --force, which removes latlab's own files there (${own.length ? own.join(", ") : "none here"}) and keeps everything else.`,
+        `or add --force, which removes only what latlab recorded writing there (${recorded.length ? recorded.map(shown).join(", ") : `none: ${manifest ? "nothing listed" : "no record"} in ${MANIFEST_FILE}`}) and keeps everything else.`,
     );
   }
-  for (const name of own) {
-    const entry = await lstat(join(dir, name));
-    const wantsFolder = (OWN_FOLDERS as readonly string[]).includes(name);
+  if (invalid) {
+    throw new OutputFolderError(`${join(dir, MANIFEST_FILE)} is not a record latlab wrote (${invalid}); --force removes nothing on its word: remove it and what latlab wrote there yourself, or choose another --out.`);
+  }
+  if (unrecorded.length) {
+    throw new OutputFolderError(
+      `--force removes only what latlab recorded writing in ${dir} (its ${MANIFEST_FILE}), and ${manifest ? "that record does not list" : "there is no such record there for"} ` +
+        `${unrecorded.join(", ")}: latlab cannot tell ${unrecorded.length > 1 ? "them" : "it"} from your own files, and the run would write over ${unrecorded.length > 1 ? "them" : "it"}. ` +
+        `Nothing was removed. Move or remove ${unrecorded.length > 1 ? "them" : "it"} yourself, or choose another --out.`,
+    );
+  }
+  for (const entry of recorded) {
+    const found = await lstat(join(dir, entry.name));
     // A symbolic link is removed itself, never what it points to.
-    if (!entry.isSymbolicLink() && entry.isDirectory() !== wantsFolder) {
-      throw new OutputFolderError(`${join(dir, name)} is a ${entry.isDirectory() ? "folder" : "file"}, not latlab's ${wantsFolder ? "folder" : "file"} of that name; --force does not remove it: remove or rename it yourself.`);
+    if (!found.isSymbolicLink() && found.isDirectory() !== (entry.kind === "folder")) {
+      throw new OutputFolderError(
+        `${join(dir, entry.name)} is a ${found.isDirectory() ? "folder" : "file"}, not the ${entry.kind} latlab wrote there; --force does not remove it: remove or rename it yourself.`,
+      );
     }
   }
-  for (const name of own) await rm(join(dir, name), { recursive: true, force: true });
-  if (own.length) note(`--force: removed latlab's own files from ${dir}: ${own.map((n) => ((OWN_FOLDERS as readonly string[]).includes(n) ? `${n}/` : n)).join(", ")}`);
-  if (others.length) note(`--force: kept what is not latlab's in ${dir}: ${listed(others)}`);
+  return { remove: recorded, keep: entries.filter((e) => !recorded.some((r) => r.name === e)) };
+}
+
+/** `claim()`'s half of --force: removes the recorded entries checked by checkContents, if still of the kind recorded. */
+async function removeRecorded(dir: string, contents: Contents, note: (m: string) => void): Promise<void> {
+  const removed: ManifestEntry[] = [];
+  for (const entry of contents.remove) {
+    const found = await lstat(join(dir, entry.name)).catch(() => undefined);
+    if (!found) continue;
+    if (!found.isSymbolicLink() && found.isDirectory() !== (entry.kind === "folder")) {
+      throw new OutputFolderError(`${join(dir, entry.name)} changed into a ${found.isDirectory() ? "folder" : "file"} while the run was checked; --force does not remove it: remove or rename it yourself.`);
+    }
+    await rm(join(dir, entry.name), { recursive: true, force: true });
+    removed.push(entry);
+  }
+  if (removed.length) note(`--force: removed what latlab had written in ${dir}: ${removed.map(shown).join(", ")}`);
+  if (contents.keep.length) note(`--force: kept what latlab did not write in ${dir}: ${listed(contents.keep)}`);
 }

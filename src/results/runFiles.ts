@@ -13,8 +13,9 @@ import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { describeFsError, errnoCode, StorageError } from "./fsErrors.ts";
+import { recordWritten } from "./runManifest.ts";
 import type { Results } from "./schema.ts";
-import { writeResults } from "./writeResults.ts";
+import { INVALID_RESULTS, INVALID_RESULTS_ERRORS, writeResults } from "./writeResults.ts";
 
 export interface StorageFault {
   /** The file that could not be written in the run folder (absolute). */
@@ -46,6 +47,7 @@ export class RunFiles {
   private rescue: string | undefined;
   private readonly said = new Set<string>();
   private readonly made = new Set<string>();
+  private readonly recorded = new Set<string>();
 
   constructor(dir: string, options: RunFilesOptions) {
     this.dir = resolve(dir);
@@ -99,10 +101,16 @@ export class RunFiles {
    */
   writeResults(results: Results, final = false): string | undefined {
     let written: string | undefined;
+    // results.json and the temporary copy it is written through.
+    for (const name of ["results.json", "results.json.tmp"]) this.record(join(this.dir, name));
     try {
       written = writeResults(this.dir, results);
     } catch (error) {
-      if (!(error instanceof StorageError)) throw error;
+      if (!(error instanceof StorageError)) {
+        // Results that failed validation were written as they are beside the run's (writeResults).
+        for (const name of [INVALID_RESULTS, INVALID_RESULTS_ERRORS]) if (statSync(join(this.dir, name), { throwIfNoEntry: false })) this.record(join(this.dir, name));
+        throw error;
+      }
       try {
         written = this.rescueWrite("results.json", error.cause, (target) => {
           this.ensureFolder(dirname(target));
@@ -142,7 +150,20 @@ export class RunFiles {
     ];
   }
 
+  /**
+   * Records a file of the run folder in the folder's record of what latlab wrote there
+   * (runManifest.ts: what --force may remove), before it is written; by its top-level entry, once.
+   */
+  private record(file: string): void {
+    if (!file.startsWith(`${this.dir}/`)) return; // the rescue folder keeps no record
+    const [top, ...below] = file.slice(this.dir.length + 1).split("/");
+    if (!top || this.recorded.has(top)) return;
+    this.recorded.add(top);
+    recordWritten(this.dir, top, below.length ? "folder" : "file");
+  }
+
   private writeIn(file: string, data: string | Uint8Array): void {
+    this.record(file);
     this.ensureFolder(dirname(file));
     try {
       writeFileSync(file, data);

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LOCK_FILE } from "../../src/results/outputFolder.ts";
+import { MANIFEST_FILE, readManifest } from "../../src/results/runManifest.ts";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
 import { tempDirs } from "../tempDirs.ts";
 import { leftovers } from "./leftovers.ts";
@@ -98,30 +99,35 @@ describe("latlab run --out: one run per folder", () => {
 });
 
 describe("latlab run --out: a folder that is not empty", () => {
-  it("is refused without --force, changing nothing; with --force latlab's own files are removed, the others kept, and it says so", async () => {
+  it("is refused without --force, changing nothing; with --force what latlab recorded writing is removed, the others kept, and it says so", async () => {
     const out = tempDir("latlab-out-");
     writeFileSync(join(out, "results.json"), JSON.stringify({ runId: "20260101-000000-dead", status: "complete" }));
     mkdirSync(join(out, "raw", "old-cell"), { recursive: true });
     writeFileSync(join(out, "raw", "old-cell", "stdout.txt"), "stale");
     writeFileSync(join(out, "notes.txt"), "mine");
+    // latlab's record of what it wrote there (a run since issue 23 leaves one): --force removes only that.
+    writeFileSync(join(out, MANIFEST_FILE), JSON.stringify({ format: 1, runId: "20260101-000000-dead", written: [{ name: "raw", kind: "folder" }, { name: "results.json", kind: "file" }] }));
     const before = tree(out);
 
     const refused = await latlab(["ppg-vs-zone", "--duration", "1", "--out", out]).done;
     expect(refused.code, refused.stderr).toBe(1);
     expect(refused.stderr).toContain(`${out} is not empty (notes.txt, raw, results.json) — it holds the results of run 20260101-000000-dead (status complete)`);
-    expect(refused.stderr).toContain("add --force, which removes latlab's own files there (raw, results.json) and keeps everything else");
+    expect(refused.stderr).toContain("add --force, which removes only what latlab recorded writing there (raw/, results.json) and keeps everything else");
     expect(refused.stderr).not.toContain("bringing up");
     expect(tree(out)).toEqual(before);
 
     const forced = await latlab(["ppg-vs-zone", "--duration", "1", "--out", out, "--force"]).done;
     expect(forced.code, forced.stderr).toBe(0);
-    expect(forced.stderr).toContain(`--force: removed latlab's own files from ${out}: raw/, results.json`);
-    expect(forced.stderr).toContain(`--force: kept what is not latlab's in ${out}: notes.txt`);
+    expect(forced.stderr).toContain(`--force: removed what latlab had written in ${out}: raw/, results.json`);
+    expect(forced.stderr).toContain(`--force: kept what latlab did not write in ${out}: notes.txt`);
     expect(readFileSync(join(out, "notes.txt"), "utf8")).toBe("mine");
     expect(existsSync(join(out, "raw", "old-cell"))).toBe(false);
     const results = readResults(join(out, "results.json"));
     expect(results.runId).toBe(runIdOf(forced.stderr));
     expect(results.status).toBe("complete");
+    // The new record: this run's files, so that the next --force removes them (and only them).
+    expect(readManifest(out).manifest).toMatchObject({ runId: results.runId });
+    expect(readManifest(out).manifest?.written.map((e) => e.name)).toEqual(expect.arrayContaining(["plan.json", "raw", "results.json", "samples"]));
     expect(leftovers(undefined, { tempFolders: false })).toEqual([]);
   }, 600_000);
 });
@@ -131,7 +137,7 @@ describe("latlab run --out: a path that cannot hold files fails at once, before 
     const run = await latlab(["ppg-vs-zone", "--duration", "1", "--out", "/proc/x"], { killAfterMs: 120_000 }).done;
     expect(run.signal, "still running after 2 minutes: killed").toBeNull();
     expect(run.code, run.stderr).toBe(1);
-    expect(run.stderr).toContain("latlab: cannot use /proc/x as the results folder: /proc is on a proc file system (the kernel's view of processes), which cannot hold files; choose a folder on a disk");
+    expect(run.stderr).toContain("latlab: cannot use /proc/x as the results folder: /proc is on a pseudo-filesystem (proc: the kernel's view of processes), which cannot hold files; choose a folder on a disk");
     expect(run.stderr).not.toContain("bringing up");
     expect(leftovers(undefined, { tempFolders: false })).toEqual([]);
   }, 300_000);

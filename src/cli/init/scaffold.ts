@@ -1,6 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { checkWritableFolder, makeWritableFolder } from "../../results/writablePath.ts";
 import { TEMPLATES, type TemplateContext, type TemplateFile } from "./templates.ts";
+
+const WHAT = "the project folder";
 
 const LATLAB_PACKAGE = new URL("../../../package.json", import.meta.url);
 
@@ -29,19 +32,23 @@ export interface ScaffoldResult {
 
 /**
  * Writes a new experiments project into `dir` (made if missing). Refuses, writing nothing, when
- * any of its files exists, unless `force`.
+ * any of its files exists, unless `force`; and at once, naming it and why, when `dir` cannot hold
+ * files (a pseudo-filesystem such as /proc, a read-only disk…: writablePath.ts).
  */
-export function scaffold(dir: string, options: { force?: boolean; templates?: readonly TemplateFile[]; context?: Partial<TemplateContext> } = {}): ScaffoldResult {
+export async function scaffold(dir: string, options: { force?: boolean; templates?: readonly TemplateFile[]; context?: Partial<TemplateContext> } = {}): Promise<ScaffoldResult> {
   const root = resolve(dir);
   if (existsSync(root) && !statSync(root).isDirectory()) throw new Error(`${root} exists and is not a folder`);
+  // Checked before anything else, creating nothing yet.
+  await checkWritableFolder(root, { what: WHAT });
   const templates = options.templates ?? TEMPLATES;
   const context: TemplateContext = { name: packageName(root), ...latlabPackageFacts(), ...options.context };
   const existing = templates.map((t) => t.path).filter((path) => existsSync(join(root, path)));
   if (existing.length && !options.force) return { dir: root, written: [], existing };
   // Every content first: a template that throws leaves nothing half-written.
   const files = templates.map((t) => ({ path: t.path, text: t.content(context) }));
+  // Folders through the guard, one level at a time: never mkdir -p (it spins for ever on /proc).
   for (const f of files) {
-    mkdirSync(dirname(join(root, f.path)), { recursive: true });
+    await makeWritableFolder(dirname(join(root, f.path)), { what: WHAT });
     writeFileSync(join(root, f.path), f.text);
   }
   return { dir: root, written: files.map((f) => f.path), existing };

@@ -552,12 +552,12 @@ describe("zizmor", () => {
 });
 
 describe("the workflows `latlab init` writes", () => {
-  it("are latlab's own files, byte for byte, every one of them, and pass actionlint and zizmor there too", (ctx) => {
+  it("are latlab's own files, byte for byte, every one of them, and pass actionlint and zizmor there too", async (ctx) => {
     // Every workflow but ci.yml (latlab's own tests) goes to a project.
     expect([...LATLAB_WORKFLOW_FILES].sort()).toEqual(WORKFLOW_FILES.filter((f) => f !== "ci.yml").sort());
     const dir = mkdtempSync(join(tmpdir(), "latlab-init-wf-"));
     try {
-      scaffold(dir, { context: { name: "measurements" } });
+      await scaffold(dir, { context: { name: "measurements" } });
       for (const f of LATLAB_WORKFLOW_FILES) expect(readFileSync(join(dir, ".github/workflows", f), "utf8"), f).toBe(text(f));
       const actionlint = findActionlint();
       const zizmor = findZizmor();

@@ -85,25 +85,25 @@ describe("latlab init", () => {
     expect(readFileSync(join(dir, "README.md"), "utf8")).not.toBe("mine\n");
   });
 
-  it("scaffold() names the package after the folder and writes exactly the templates", () => {
+  it("scaffold() names the package after the folder and writes exactly the templates", async () => {
     expect(TEMPLATES.map((t) => t.path)).toEqual(FILES);
     expect(packageName("/x/My Latency Lab")).toBe("my-latency-lab");
     expect(packageName("/x/..")).not.toBe("");
     expect(packageName("/x/___")).toBe("latlab-experiments");
     const dir = join(temp("latlab-init-"), "Lab 2");
-    const result = scaffold(dir);
+    const result = await scaffold(dir);
     expect(result).toEqual({ dir, written: FILES, existing: [] });
     expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).name).toBe("lab-2");
     for (const f of WORKFLOWS) expect(readFileSync(join(dir, f), "utf8"), f).toBe(readFileSync(join(ROOT, f), "utf8"));
   });
 
-  it("the workflows are the four latlab runs itself; a package without one says which, and init writes nothing", () => {
+  it("the workflows are the four latlab runs itself; a package without one says which, and init writes nothing", async () => {
     expect(LATLAB_WORKFLOW_FILES).toEqual(["scheduled.yml", "latlab-measure.yml", "latlab-history.yml", "latlab-sweep.yml"]);
     const empty = temp("latlab-init-workflows-");
     expect(() => latlabWorkflow("latlab-sweep.yml", pathToFileURL(`${empty}/`))).toThrow(/^latlab's package has no \.github\/workflows\/latlab-sweep\.yml \(.*\): it must ship every workflow `latlab init` copies \(package\.json "files"\)$/);
     const dir = join(temp("latlab-init-"), "lab");
     const missing = TEMPLATES.map((t) => (t.path === ".github/workflows/latlab-sweep.yml" ? { ...t, content: () => latlabWorkflow("latlab-sweep.yml", pathToFileURL(`${empty}/`)) } : t));
-    expect(() => scaffold(dir, { templates: missing })).toThrow(/latlab-sweep\.yml/);
+    await expect(scaffold(dir, { templates: missing })).rejects.toThrow(/latlab-sweep\.yml/);
     expect(existsSync(join(dir, "package.json"))).toBe(false);
   });
 
@@ -112,10 +112,10 @@ describe("latlab init", () => {
     for (const f of WORKFLOWS) expect(pkg.files).toContain(f);
   });
 
-  it("refuses a path that is a file", () => {
+  it("refuses a path that is a file", async () => {
     const file = join(temp("latlab-init-"), "f");
     writeFileSync(file, "");
-    expect(() => scaffold(file)).toThrow(/exists and is not a folder/);
+    await expect(scaffold(file)).rejects.toThrow(/exists and is not a folder/);
   });
 
   it("the new project works: list shows both groups, plan finds its example and says which file it uses", () => {

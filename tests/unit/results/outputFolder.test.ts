@@ -5,6 +5,8 @@ import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeFsError, StorageError } from "../../../src/results/fsErrors.ts";
 import { AZURE_POINTER_FILE, LOCK_FILE, OutputFolderError, prepareOutputFolder, type LockHolder } from "../../../src/results/outputFolder.ts";
+import { MANIFEST_FILE, readManifest } from "../../../src/results/runManifest.ts";
+import { RunFiles } from "../../../src/results/runFiles.ts";
 import { POINTER_FILE } from "../../../src/targets/azure/lifecycle/runState.ts";
 import { tempDirs } from "../../tempDirs.ts";
 
@@ -148,7 +150,8 @@ describe("prepareOutputFolder: one run per folder", () => {
 });
 
 describe("prepareOutputFolder: a folder that is not empty", () => {
-  function previousRun(): string {
+  /** A previous run's folder with the user's own files beside it; `recorded`: latlab's record of what it wrote (plan.json, raw/, results.json, results.json.tmp, samples/). */
+  function previousRun(recorded = true): string {
     const dir = tempDir("latlab-unit-out-");
     writeFileSync(join(dir, "results.json"), JSON.stringify({ runId: "20260101-000000-abcd", status: "complete" }));
     writeFileSync(join(dir, "results.json.tmp"), "");
@@ -159,6 +162,10 @@ describe("prepareOutputFolder: a folder that is not empty", () => {
     writeFileSync(join(dir, "samples", "cell.txt"), "1\n");
     writeFileSync(join(dir, "notes.txt"), "mine");
     mkdirSync(join(dir, "analysis"));
+    if (recorded) {
+      const written = [["plan.json", "file"], ["raw", "folder"], ["results.json", "file"], ["results.json.tmp", "file"], ["samples", "folder"]].map(([name, kind]) => ({ name, kind }));
+      writeFileSync(join(dir, MANIFEST_FILE), JSON.stringify({ format: 1, runId: "20260101-000000-abcd", written }));
+    }
     return dir;
   }
 
@@ -168,21 +175,67 @@ describe("prepareOutputFolder: a folder that is not empty", () => {
     const error = await refusal(dir);
     expect(error.message).toBe(
       `${dir} is not empty (analysis, notes.txt, plan.json, raw, results.json, results.json.tmp and 1 more) — it holds the results of run 20260101-000000-abcd (status complete): a run there would mix its files with these. ` +
-        "Choose a new or empty folder, or add --force, which removes latlab's own files there (plan.json, raw, results.json, results.json.tmp, samples) and keeps everything else.",
+        "Choose a new or empty folder, or add --force, which removes only what latlab recorded writing there (plan.json, raw/, results.json, results.json.tmp, samples/) and keeps everything else.",
     );
     expect(readdirSync(dir, { recursive: true }).sort()).toEqual(before);
   });
 
-  it("with --force, removes latlab's own files only and says what it removed and kept", async () => {
+  it("with --force, removes nothing until claim(); then only what latlab recorded writing, saying what it removed and kept, and starts a new record", async () => {
     const dir = previousRun();
+    const before = readdirSync(dir, { recursive: true }).sort();
     const folder = await prepareOutputFolder(dir, { runId: "unit", force: true });
-    expect(readdirSync(dir).sort()).toEqual([LOCK_FILE, "analysis", "notes.txt"]);
+    // Prepared, not claimed (a later check may still refuse the run): nothing removed yet.
+    expect(readdirSync(dir, { recursive: true }).filter((e) => e !== LOCK_FILE).sort()).toEqual(before);
+    expect(folder.notes).toEqual([]);
+    await folder.claim();
+    expect(readdirSync(dir).sort()).toEqual([MANIFEST_FILE, LOCK_FILE, "analysis", "notes.txt"]);
     expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("mine");
     expect(folder.notes).toEqual([
-      `--force: removed latlab's own files from ${dir}: plan.json, raw/, results.json, results.json.tmp, samples/`,
-      `--force: kept what is not latlab's in ${dir}: analysis, notes.txt`,
+      `--force: removed what latlab had written in ${dir}: plan.json, raw/, results.json, results.json.tmp, samples/`,
+      `--force: kept what latlab did not write in ${dir}: analysis, notes.txt`,
+    ]);
+    expect(readManifest(dir).manifest).toEqual({ format: 1, runId: "unit", written: [] });
+    folder.release();
+  });
+
+  it("with --force but no record of latlab's: refused, naming the files it would have removed; nothing removed", async () => {
+    const dir = previousRun(false);
+    const before = readdirSync(dir, { recursive: true }).sort();
+    const error = await refusal(dir, { force: true });
+    expect(error.message).toBe(
+      `--force removes only what latlab recorded writing in ${dir} (its ${MANIFEST_FILE}), and there is no such record there for plan.json, raw, results.json, results.json.tmp, samples: ` +
+        "latlab cannot tell them from your own files, and the run would write over them. Nothing was removed. Move or remove them yourself, or choose another --out.",
+    );
+    expect(readdirSync(dir, { recursive: true }).sort()).toEqual(before);
+  });
+
+  it("with --force, a record that does not list a file named like latlab's: refused naming it; a record that is not latlab's: refused", async () => {
+    const dir = previousRun();
+    writeFileSync(join(dir, MANIFEST_FILE), JSON.stringify({ format: 1, runId: "old", written: [{ name: "raw", kind: "folder" }] }));
+    expect((await refusal(dir, { force: true })).message).toMatch(/and that record does not list plan\.json, results\.json, results\.json\.tmp, samples: latlab cannot tell them from your own files/);
+    writeFileSync(join(dir, MANIFEST_FILE), JSON.stringify({ format: 1, runId: "old", written: [{ name: "../x", kind: "folder" }] }));
+    expect((await refusal(dir, { force: true })).message).toMatch(new RegExp(`^${join(dir, MANIFEST_FILE).replaceAll(".", "\\.")} is not a record latlab wrote \\(`));
+    expect(existsSync(join(dir, "raw", "cell", "stdout.txt"))).toBe(true);
+  });
+
+  it("RunFiles keeps the record: what a run writes there is listed (by its top-level name), what it does not write is not", async () => {
+    const dir = tempDir("latlab-unit-out-");
+    const folder = await prepareOutputFolder(dir, { runId: "unit" });
+    await folder.claim();
+    const files = new RunFiles(dir, { runId: "unit" });
+    files.write("plan.json", "{}");
+    files.write("raw/cell/stdout.txt", "x");
+    files.write("raw/cell2/stdout.txt", "y");
+    writeFileSync(join(dir, "mine.txt"), "mine");
+    expect(readManifest(dir).manifest?.written).toEqual([
+      { name: "plan.json", kind: "file" },
+      { name: "raw", kind: "folder" },
     ]);
     folder.release();
+    // A folder latlab did not prepare gets no record.
+    const other = tempDir("latlab-unit-out-");
+    new RunFiles(other, { runId: "unit" }).write("plan.json", "{}");
+    expect(readdirSync(other)).toEqual(["plan.json"]);
   });
 
   it("counts a stale lock as nothing: a folder holding only that needs no --force", async () => {
@@ -205,12 +258,13 @@ describe("prepareOutputFolder: a folder that is not empty", () => {
     expect(readdirSync(dir).sort()).toEqual([AZURE_POINTER_FILE, "results.json"]);
   });
 
-  it("with --force, refuses a folder named like latlab's results.json rather than remove it", async () => {
+  it("with --force, refuses a folder where latlab recorded writing its results.json file, rather than remove it", async () => {
     const dir = tempDir("latlab-unit-out-");
     mkdirSync(join(dir, "results.json"));
     writeFileSync(join(dir, "results.json", "precious"), "x");
+    writeFileSync(join(dir, MANIFEST_FILE), JSON.stringify({ format: 1, runId: "old", written: [{ name: "results.json", kind: "file" }] }));
     const error = await refusal(dir, { force: true });
-    expect(error.message).toBe(`${join(dir, "results.json")} is a folder, not latlab's file of that name; --force does not remove it: remove or rename it yourself.`);
+    expect(error.message).toBe(`${join(dir, "results.json")} is a folder, not the file latlab wrote there; --force does not remove it: remove or rename it yourself.`);
     expect(existsSync(join(dir, "results.json", "precious"))).toBe(true);
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
   });
@@ -218,9 +272,9 @@ describe("prepareOutputFolder: a folder that is not empty", () => {
 
 describe("prepareOutputFolder: a path that cannot hold files fails at once, with the reason in words", () => {
   it("/proc and /sys: not file systems for files (and no endless mkdir)", async () => {
-    expect((await refusal("/proc/x")).message).toBe("cannot use /proc/x as the results folder: /proc is on a proc file system (the kernel's view of processes), which cannot hold files; choose a folder on a disk");
-    expect((await refusal("/proc/x/y/z")).message).toMatch(/^cannot use \/proc\/x\/y\/z as the results folder: \/proc is on a proc file system/);
-    expect((await refusal("/sys/x")).message).toBe("cannot use /sys/x as the results folder: /sys is on a sysfs file system (the kernel's view of devices), which cannot hold files; choose a folder on a disk");
+    expect((await refusal("/proc/x")).message).toBe("cannot use /proc/x as the results folder: /proc is on a pseudo-filesystem (proc: the kernel's view of processes), which cannot hold files; choose a folder on a disk");
+    expect((await refusal("/proc/x/y/z")).message).toMatch(/^cannot use \/proc\/x\/y\/z as the results folder: \/proc is on a pseudo-filesystem \(proc/);
+    expect((await refusal("/sys/x")).message).toBe("cannot use /sys/x as the results folder: /sys is on a pseudo-filesystem (sysfs: the kernel's view of devices), which cannot hold files; choose a folder on a disk");
   });
 
   it("a file, or a file on the way", async () => {
