@@ -5,6 +5,7 @@ import { ExperimentDefinitionError } from "../dsl/errors.ts";
 import { isExperiment, type Experiment } from "../dsl/experiment.ts";
 import { didYouMean } from "../dsl/suggest.ts";
 import { checkLoaded } from "./checkLoaded.ts";
+import { probeLoad } from "./loadProbe.ts";
 
 /** The experiments shipped with latlab. */
 export const EXPERIMENTS_DIR = fileURLToPath(new URL("../../experiments/", import.meta.url));
@@ -103,8 +104,13 @@ export function describeFound(found: FoundExperiment, cwd = process.cwd()): stri
   return undefined;
 }
 
-/** Imports an experiment file and checks that it default-exports defineExperiment(...). */
+/**
+ * Imports an experiment file and checks that it default-exports defineExperiment(...). The file
+ * is first loaded under a time limit (loadProbe.ts), so that one whose top level never finishes
+ * is refused, named, instead of hanging the command.
+ */
 export async function importExperiment(file: string): Promise<Experiment> {
+  await probeLoad(file);
   let mod: { default?: unknown };
   try {
     mod = await import(pathToFileURL(file).href);

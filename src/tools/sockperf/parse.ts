@@ -451,6 +451,14 @@ export function parseSockperf(input: ParseSockperfInput, expect?: { fullRtt?: bo
   } else if (input.fullLog !== undefined) {
     warnings.push("sockperf's full log has no sample rows; samples are empty, only sockperf's summary is kept");
   }
+  if (!samples.length) {
+    // Without samples the printed summary is the result; one cut short (a paste or a capture
+    // truncated, a client killed while printing) would be a result with no distribution.
+    const missing = SUMMARY_FIGURES.filter(([key]) => typeof reported[key] !== "number").map(([, printedAs]) => printedAs);
+    if (missing.length) {
+      throw new ToolOutputError(TOOL, `sockperf's summary is incomplete (output cut short?): no ${missing.join(", ")}; without a full log (--full-log) the summary is the result, and it needs every one of these`);
+    }
+  }
 
   if (input.exitCode !== undefined && input.exitCode !== null && input.exitCode !== 0) {
     warnings.push(`sockperf exited with code ${input.exitCode} although it printed results`);
@@ -458,6 +466,19 @@ export function parseSockperf(input: ParseSockperfInput, expect?: { fullRtt?: bo
 
   return sanitizedResult({ metric: "rtt", unit: "us", samples, reported, warnings });
 }
+
+/** What a summary needs (src/results/summary.ts), as sockperf prints each. */
+const SUMMARY_FIGURES: ReadonlyArray<readonly [keyof SockperfReported & string, string]> = [
+  ["mean", "avg-rtt/avg-latency"],
+  ["stddev", "std-dev"],
+  ["count", "Total N observations"],
+  ["max", "<MAX> observation"],
+  ["p999", "percentile 99.900"],
+  ["p99", "percentile 99.000"],
+  ["p90", "percentile 90.000"],
+  ["p50", "percentile 50.000"],
+  ["min", "<MIN> observation"],
+];
 
 function explain(messages: string[]): string {
   const text = shorten(messages.join("; "));

@@ -344,10 +344,25 @@ describe("sockperf other versions (public output)", () => {
   });
 
   it("old avg-lat=  6.703 padded after '=' (and a truncated paste without <MIN>)", () => {
-    const r = parseSockperf({ stdout: fx("avg-lat-padded.public.partial.stdout") });
-    expect(r.reported).toMatchObject({ printed: "one-way", mean: 13.406, stddev: 4.69, count: 100, p99: 32.192 });
-    expect(r.reported?.min).toBeUndefined();
-    expect(r.reported?.version).toBeUndefined();
+    const summary = parseSockperfSummary(fx("avg-lat-padded.public.partial.stdout"));
+    expect(summary?.reported).toMatchObject({ printed: "one-way", mean: 13.406, stddev: 4.69, count: 100, p99: 32.192 });
+    expect(summary?.reported.min).toBeUndefined();
+    expect(summary?.reported.version).toBeUndefined();
+    // Without a full log that summary is the result, and it lacks its minimum: refused, saying so.
+    expect(() => parseSockperf({ stdout: fx("avg-lat-padded.public.partial.stdout") })).toThrow(/summary is incomplete \(output cut short\?\): no <MIN> observation;/);
+    // With the full log's samples, the printed summary's gaps do not matter.
+    const log = "packet, txTime(sec), rxTime(sec), latency(usec)\n1, 0.1, 0.1, 6.5\n2, 0.2, 0.2, 7.5\n";
+    expect(parseSockperf({ stdout: fx("avg-lat-padded.public.partial.stdout"), fullLog: log }).samples).toEqual([13, 15]);
+  });
+
+  it("a capture cut anywhere inside the summary block is refused, naming what is missing", () => {
+    const whole = fx("tcp-full-rtt.stdout");
+    const at = (line: string) => whole.slice(0, whole.indexOf(line));
+    expect(() => parseSockperf({ stdout: at("sockperf: ---> <MAX> observation") })).toThrow(
+      "no <MAX> observation, percentile 99.900, percentile 99.000, percentile 90.000, percentile 50.000, <MIN> observation;",
+    );
+    expect(() => parseSockperf({ stdout: at("sockperf: ---> <MIN> observation") })).toThrow(/: no <MIN> observation;/);
+    expect(parseSockperf({ stdout: whole }).reported).toMatchObject({ count: 550, min: 17.081 });
   });
 });
 

@@ -1,0 +1,88 @@
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { readCapture } from "../../../src/cli/readInput.ts";
+import { tempDirs } from "../../tempDirs.ts";
+import { runMain } from "./runMain.ts";
+
+const ROOT = resolve(import.meta.dirname, "../../..");
+const SOCKPERF = join(ROOT, "tests/fixtures/sockperf");
+const tempDir = tempDirs();
+
+/**
+ * bin/latlab.js, in a process of its own: what is under test may never return (the kill is a
+ * guard that turns a hang into this test's failure, not a time budget).
+ */
+function latlab(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [join(ROOT, "bin/latlab.js"), ...args], { cwd: ROOT });
+    const out = { stdout: "", stderr: "" };
+    child.stdout.on("data", (d) => (out.stdout += d));
+    child.stderr.on("data", (d) => (out.stderr += d));
+    const guard = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.on("close", (code) => {
+      clearTimeout(guard);
+      done({ code, ...out });
+    });
+  });
+}
+
+describe("latlab parse reads only a regular file, bounded, and names the path it refuses", () => {
+  it("refuses /dev/zero, as the capture and as --file, instead of reading forever", async () => {
+    for (const args of [["parse", "ping", "/dev/zero"], ["parse", "sockperf", join(SOCKPERF, "tcp-full-rtt.stdout"), "--file", "/dev/zero"]]) {
+      const r = await latlab(args);
+      expect(r.stderr).toMatch(/^latlab: (--file )?\/dev\/zero: a character device, not a file/);
+      expect(r.stdout).toBe("");
+      expect(r.code).toBe(1);
+    }
+  });
+
+  it("refuses a FIFO without waiting for a writer", async () => {
+    const fifo = join(tempDir("latlab-parse-"), "capture.fifo");
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    const r = await latlab(["parse", "ping", fifo]);
+    expect(r.stderr).toBe(`latlab: ${fifo}: a FIFO (named pipe), not a file: expected a tool's captured output\n`);
+    expect(r.code).toBe(1);
+  });
+
+  it("names the folder it was given (EISDIR alone named nothing), and a missing file", async () => {
+    const dir = tempDir("latlab-parse-");
+    const folder = await runMain(["parse", "ping", dir]);
+    expect(folder.stderr).toBe(`latlab: ${dir}: a folder, not a file: expected a tool's captured output\n`);
+    expect(folder.code).toBe(1);
+    const missing = await runMain(["parse", "ping", join(dir, "nope.txt")]);
+    expect(missing.stderr).toBe(`latlab: ${join(dir, "nope.txt")}: no such file\n`);
+    expect(missing.code).toBe(1);
+  });
+
+  it("refuses a file over the limit, and reads one under it whole", () => {
+    const dir = tempDir("latlab-parse-");
+    const file = join(dir, "big.txt");
+    writeFileSync(file, "x".repeat(2048));
+    expect(() => readCapture(file, undefined, 1024)).toThrow(`${file}: 2048 bytes, over the 1024 bytes a capture may have`);
+    expect(readCapture(file, undefined, 2048)).toBe("x".repeat(2048));
+    // A file whose size says 0 (as /proc's do) is still read to its end.
+    expect(readCapture("/proc/self/status")).toMatch(/^Name:/);
+  });
+});
+
+describe("latlab parse sockperf of a truncated capture", () => {
+  it("exits non-zero naming the file and what the summary lacks", async () => {
+    const dir = tempDir("latlab-parse-");
+    const whole = readFileSync(join(SOCKPERF, "tcp-full-rtt.stdout"), "utf8");
+    // Cut after "percentile 75.000": no p50 and no <MIN> observation.
+    const cut = join(dir, "cut.stdout");
+    writeFileSync(cut, whole.slice(0, whole.indexOf("sockperf: ---> percentile 50.000")));
+    const r = await runMain(["parse", "sockperf", cut]);
+    expect(r.stderr).toBe(
+      `latlab: ${cut}: sockperf: sockperf's summary is incomplete (output cut short?): no percentile 50.000, <MIN> observation; without a full log (--full-log) the summary is the result, and it needs every one of these\n`,
+    );
+    expect(r.stdout).toBe("");
+    expect(r.code).toBe(1);
+    // The whole capture still parses.
+    const full = join(dir, "whole.stdout");
+    writeFileSync(full, whole);
+    expect(await runMain(["parse", "sockperf", full])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^sockperf rtt \(us\): n=550 /) });
+  });
+});
