@@ -6,7 +6,8 @@ import { buildPlan, type PlanOptions } from "../plan/buildPlan.ts";
 import { estimateCost, loadPriceSnapshot, missingLabels, type CostEstimate, type KnownCostEstimate, type PriceSnapshot } from "../targets/azure/catalog/prices.ts";
 import { worstCaseRun, type WorstCase } from "../targets/azure/catalog/validateAzure.ts";
 import { EXPERIMENTS_DIR, listExperiments, loadExperiment } from "./loadExperiment.ts";
-import { guardPlanSize, planOptions } from "./main.ts";
+import { guardPlanSize } from "./main.ts";
+import { planOptions } from "./options.ts";
 
 /**
  * `latlab ci-matrix`: the matrix of the scheduled GitHub workflows (.github/workflows/

@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, Option } from "commander";
 import { compareRuns, type RunSource } from "../history/compareRuns.ts";
 import { historyRecords } from "../history/historyRecords.ts";
 import { appendRuns, exportParquet, historyFile, loadHistory, HISTORY_ENV } from "../history/historyStore.ts";
@@ -17,6 +17,9 @@ import { reportMarkdown } from "../report/reportMarkdown.ts";
 import { comparisonTable } from "../report/table.ts";
 import { sanitizeForTerminal } from "../tools/terminalText.ts";
 import { memoizeSamples, readRunFolder, type RunFolder } from "../results/readRunFolder.ts";
+import { parseMeasure, parsePercent } from "./options.ts";
+import { completeRunFolder, refuseSameRun } from "./compareInputs.ts";
+import { refuseExperimentNotInHistory } from "./historyExperiments.ts";
 
 /** `latlab compare --fail-on-regression`'s exit code when a regression over replicas was found (1 stays "error"). */
 export const REGRESSION_EXIT_CODE = 3;
@@ -24,18 +27,6 @@ export const REGRESSION_EXIT_CODE = 3;
 export const CONFOUNDED_REGRESSION_EXIT_CODE = 4;
 
 const HISTORY_HELP = `the history file (default $${HISTORY_ENV}, else results/history.duckdb)`;
-
-function parsePercent(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`expected a percentage ≥ 0 (e.g. 20), got "${value}"`);
-  return n;
-}
-
-function parseMeasure(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`expected a measure index (0, 1, …; see \`latlab history\`), got "${value}"`);
-  return n;
-}
 
 /** A run folder by path, or by run id under ./results; undefined when neither exists. */
 function findRunFolder(ref: string): string | undefined {
@@ -56,7 +47,7 @@ function fromFolder(folder: RunFolder): RunSource {
 /** A run to compare: its results folder (with samples) when there is one, else its rows in the history. */
 async function runSource(ref: string, file: string): Promise<RunSource> {
   const dir = findRunFolder(ref);
-  if (dir) return fromFolder(readRunFolder(dir));
+  if (dir) return fromFolder(completeRunFolder(ref, dir));
   const data = existsSync(file) ? await loadHistory(file) : undefined;
   const run = data?.runs.find((r) => r.runId === ref);
   if (!data || !run) {
@@ -85,6 +76,7 @@ export function registerHistoryCommands(program: Command, setExitCode: (code: nu
     .action(async (experiment: string | undefined, opts: { history?: string; json?: boolean; markdown?: boolean }) => {
       const file = historyFile(opts.history);
       const data = await loadHistory(file, experiment);
+      if (experiment !== undefined && !data.runs.length) await refuseExperimentNotInHistory(experiment, file);
       if (opts.json) {
         // Each run with its headline: every variant × measure × pair merged over replicas and repetitions.
         const runs = data.runs.map((run) => ({
@@ -156,6 +148,7 @@ export function registerHistoryCommands(program: Command, setExitCode: (code: nu
       const file = historyFile(opts.history);
       const a = await runSource(refA, file);
       const b = await runSource(refB, file);
+      refuseSameRun(refA, a, refB, b);
       const compared = compareRuns(a, b);
       // Without a threshold every change whose CI excludes 0 is shown (as worse / better).
       const findings = assess(compared.comparisons, opts.failOnRegression ?? 0);

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
-import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { Command, CommanderError } from "commander";
 import { ExperimentDefinitionError, issuesFromZod } from "../dsl/errors.ts";
 import type { Experiment } from "../dsl/experiment.ts";
 import { didYouMean } from "../dsl/suggest.ts";
@@ -13,7 +13,7 @@ import type { Results } from "../results/schema.ts";
 import { summarize } from "../results/summarize.ts";
 import { barProgress, lineProgress } from "../runner/progress.ts";
 import { runExperiment } from "../runner/runExperiment.ts";
-import { armTimeLimit, formatMinutes, MAX_TIME_LIMIT_MINUTES, RunStop, stopOf } from "../runner/runStop.ts";
+import { armTimeLimit, formatMinutes, RunStop, stopOf } from "../runner/runStop.ts";
 import { prepareOutputFolder, type OutputFolder } from "../results/outputFolder.ts";
 import { RunFiles } from "../results/runFiles.ts";
 import { TARGET_NAMES, findTarget, type TargetOptions } from "../targets/registry.ts";
@@ -21,7 +21,7 @@ import type { Target } from "../targets/target.ts";
 import { TOOL_NAMES, findTool } from "../tools/registry.ts";
 import { LATLAB_VERSION } from "../version.ts";
 import { ignoreHangupWriteErrors } from "./hangup.ts";
-import { sanitizeForTerminal } from "../tools/terminalText.ts";
+import { jsonForTerminal, sanitizeForTerminal } from "./terminalText.ts";
 import { recordRun, registerHistoryCommands } from "./historyCommands.ts";
 import { writeReport } from "../report/writeReport.ts";
 import { loadVega } from "../report/html/renderSvg.ts";
@@ -29,69 +29,18 @@ import { memoizeSamples } from "../results/readRunFolder.ts";
 import { registerResumeCommand } from "./resumeCommand.ts";
 import { registerSweepCommand } from "./commands/sweepCommand.ts";
 import { registerCiMatrixCommand } from "./commands/ciMatrixCommand.ts";
-import { historyFile } from "../history/historyStore.ts";
+import { checkHistoryPlace, historyFile } from "../history/historyStore.ts";
 import { provenanceFacts } from "./provenance.ts";
 import { scaffold } from "./init/scaffold.ts";
 import { describeFound, importExperiment, listExperiments, loadExperiment, type ListedExperiment } from "./loadExperiment.ts";
-import { parseMaxVcpus, runWaves } from "./runWaves.ts";
+import { aboutCapture, readCapture } from "./readInput.ts";
+import { runWaves } from "./runWaves.ts";
+import { parseDuration, parseMaxVcpus, parsePositive, parseReplicas, parseTimeLimit, planOptions, refuseFlagsOfOtherTargets, refuseWithNegation, withReplicas } from "./options.ts";
 
 const SCHEMA_FILE = new URL("../../schema/results.schema.json", import.meta.url);
 
-/** `--duration 30` (seconds per tool run) or `--duration 2x` (scale each tool's own). */
-export function parseDuration(value: string): NonNullable<PlanOptions["duration"]> {
-  const factor = /^(\d+(?:\.\d+)?)x$/i.exec(value);
-  if (factor) {
-    const f = Number(factor[1]);
-    if (f > 0) return { factor: f };
-  } else if (/^\d+(?:\.\d+)?$/.test(value) && Number(value) > 0) {
-    return { seconds: Number(value) };
-  }
-  throw new InvalidArgumentError(`expected seconds (e.g. 30) or a factor (e.g. 2x), got "${value}"`);
-}
-
-/**
- * --duration wins; otherwise the experiment's own default for this target, if it has one.
- * Every `durationByTarget` key must name a target: a misspelled one (`locl`) would otherwise be
- * ignored silently and the experiment run for the tools' defaults.
- */
-export function planOptions(experiment: Experiment, target: string, duration?: PlanOptions["duration"]): PlanOptions {
-  const unknown = Object.keys(experiment.durationByTarget).filter((key) => !TARGET_NAMES.includes(key));
-  if (unknown.length) {
-    throw new Error(
-      `experiment "${experiment.name}": durationByTarget: ${unknown.map((key) => `"${key}" is not a target${didYouMean(key, TARGET_NAMES)}`).join("; ")}`,
-    );
-  }
-  if (duration) return { duration };
-  const seconds = experiment.durationByTarget[target];
-  return seconds ? { duration: { seconds } } : {};
-}
-
 /** Measurement time per tool run of a rehearsal without --duration. */
 export const REHEARSAL_SECONDS = 1;
-
-function parseReplicas(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a whole number of at least 1, got "${value}"`);
-  return n;
-}
-
-/** `--replicas N` overrides the experiment's own: on Azure, independent host sets are what separate placement from luck. */
-export function withReplicas(experiment: Experiment, replicas: number | undefined): Experiment {
-  return replicas === undefined ? experiment : { ...experiment, replicas };
-}
-
-function parsePositive(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a positive number, got "${value}"`);
-  return n;
-}
-
-/** `--time-limit <minutes>`: a positive number of minutes (decimals allowed), at most what a Node timer holds. */
-export function parseTimeLimit(value: string): number {
-  const n = /^\s*\d+(\.\d+)?\s*$|^\s*\.\d+\s*$/.test(value) ? Number(value) : Number.NaN;
-  if (!(n > 0) || n > MAX_TIME_LIMIT_MINUTES) throw new InvalidArgumentError(`expected a positive number of minutes (e.g. 30 or 0.5), at most ${MAX_TIME_LIMIT_MINUTES}, got "${value}"`);
-  return n;
-}
 
 /**
  * The plan guard (src/plan/planGuards.ts), before anything is built: throws for a plan past the
@@ -106,7 +55,8 @@ export function guardPlanSize(experiment: Experiment, options: PlanOptions): str
 /** Says on stderr which file a name resolved to (nothing for a path: the user named it). */
 function sayWhich(found: Parameters<typeof describeFound>[0]): void {
   const line = describeFound(found);
-  if (line) process.stderr.write(`${line}\n`);
+  // A file's name is the user's text: terminal-safe (terminalText.ts).
+  if (line) process.stderr.write(`${sanitizeForTerminal(line)}\n`);
 }
 
 interface RunFlags {
@@ -185,6 +135,11 @@ function readSamples(runFiles: RunFiles, results: Results) {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // `latlab list | head -1`: once the reader is gone, writes fail with EPIPE, and an 'error' event
+  // nobody listens to is a stack trace. Nobody reads any more: what is left to print is dropped,
+  // the command finishes as it would have and exits with its own code.
+  ignoreHangupWriteErrors(process.stdout);
+  ignoreHangupWriteErrors(process.stderr);
   const { program, exitCode } = buildProgram();
   try {
     await program.parseAsync(argv, { from: "user" });
@@ -210,7 +165,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .exitOverride()
     .showSuggestionAfterError(true);
 
-  program
+  const run = program
     .command("run")
     .alias("experiment")
     .description("run an experiment: bring hosts up, measure, compare, tear down")
@@ -218,7 +173,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .option("-t, --target <name>", `where hosts run (${TARGET_NAMES.join(", ")})`, "local")
     .option("-d, --duration <seconds|Nx>", "measurement time per tool run, or a factor of the experiment's own", parseDuration)
     .option("-o, --out <dir>", "results folder (default results/<runId>); made if missing, refused if not empty (see --force) or in use by another run")
-    .option("--force", "use a results folder that is not empty: first remove latlab's own files there (results.json, plan.json, raw/, samples/), nothing else")
+    .option("--force", "use a results folder that is not empty: remove what latlab recorded writing there (.latlab-manifest.json), nothing else, once every check has passed")
     .option("-q, --quiet", "print only failures and the final table (CI)")
     .option("--no-install", "never install missing system packages; say what to run instead")
     .option("--ssh-from <cidr>", "azure: the address your SSH comes from (the only SSH source the VMs accept), or \"auto\" to ask a public what-is-my-IP service")
@@ -242,9 +197,10 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .option("--history <file>", "record the finished run in this history file (default $LATLAB_HISTORY, else results/history.duckdb)")
     .option("--no-history", "do not record the run in the history")
     .action(async (ref: string, opts: RunFlags) => {
-      if (opts.rehearse && opts.target !== "azure") throw new Error("--rehearse rehearses an Azure run: use it with --target azure");
       const factory = findTarget(opts.target);
       if (!factory) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
+      // --rehearse, --max-cost, --ssh-from… on --target local would be ignored silently.
+      refuseFlagsOfOtherTargets(opts, opts.target);
       const found = await loadExperiment(ref);
       const { experiment, file } = found;
       if (!opts.quiet) sayWhich(found);
@@ -302,8 +258,10 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
       let folder: OutputFolder | undefined;
       try {
         // Before anything is installed or brought up: a folder that cannot hold the run, or that
-        // another run holds, is refused at once; it stays locked until the run has ended.
+        // another run holds, is refused at once; it stays locked until the run has ended. So is a
+        // history file's place that cannot hold it (/proc…): found now, not after the run.
         try {
+          if (opts.history !== false) await checkHistoryPlace(historyFile(typeof opts.history === "string" ? opts.history : undefined), controller.signal);
           folder = await prepareOutputFolder(runDir, { runId, force: Boolean(opts.force), signal: controller.signal, log: say });
         } catch (error) {
           if (!controller.signal.aborted) throw error;
@@ -343,6 +301,8 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
         progress.log(`${experiment.name}: ${plan.variants.length} variants, ${plan.estimate.hosts} hosts, ${plan.cells.length} cells, ~${Math.ceil(plan.estimate.measurementSeconds)} s of measurement; run ${runId}`);
         const target = await factory.create(targetOptions);
         created = target;
+        // Every check that can refuse the run has passed: only now does --force remove what latlab wrote there before.
+        await folder.claim();
 
         running = true;
         const facts = provenanceFacts(process.cwd());
@@ -398,6 +358,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
         folder?.release();
       }
     });
+  refuseWithNegation(run, "history");
 
   program
     .command("plan")
@@ -413,6 +374,8 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .action(async (ref: string, opts: { json?: boolean; target: string; duration?: PlanOptions["duration"]; livePrices?: boolean; maxCost?: number; replicas?: number; maxVcpus?: number }) => {
       const factory = findTarget(opts.target);
       if (!factory) throw new Error(`unknown target "${opts.target}"${didYouMean(opts.target, TARGET_NAMES)}`);
+      // --max-cost and --live-prices would be ignored silently on another target.
+      refuseFlagsOfOtherTargets(opts, opts.target);
       const found = await loadExperiment(ref);
       const { experiment } = found;
       sayWhich(found);
@@ -438,14 +401,15 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
             exitCode = 1;
           }
         }
-        process.stdout.write(opts.json ? `${JSON.stringify({ ...plan, notes, ...(waves ? { waves } : {}) }, null, 2)}\n` : `${[formatPlan(plan), ...notes, ...waveLines].join("\n")}\n`);
+        // The description, the variants' values and the notes are the user's text: terminal-safe (terminalText.ts).
+        process.stdout.write(opts.json ? `${jsonForTerminal({ ...plan, notes, ...(waves ? { waves } : {}) })}\n` : `${sanitizeForTerminal([formatPlan(plan), ...notes, ...waveLines].join("\n"), { maxLineLength: 100_000 })}\n`);
         return;
       }
       // Offline: the Pulumi program under mocks, no credentials, nothing created.
       const { azurePlanReport } = await import("../targets/azure/program/listing.ts");
       const report = await azurePlanReport(plan, { livePrices: Boolean(opts.livePrices), ...(opts.maxCost !== undefined ? { maxCostUsd: opts.maxCost } : {}), ...(opts.maxVcpus !== undefined ? { maxVcpus: opts.maxVcpus } : {}) });
       const { formatAzureReport } = await import("../report/azurePlanText.ts");
-      process.stdout.write(opts.json ? `${JSON.stringify({ plan, azure: report }, null, 2)}\n` : `${formatPlan(plan)}\n\n${formatAzureReport(report)}\n`);
+      process.stdout.write(opts.json ? `${jsonForTerminal({ plan, azure: report })}\n` : `${sanitizeForTerminal(`${formatPlan(plan)}\n\n${formatAzureReport(report)}`, { maxLineLength: 100_000 })}\n`);
       // `plan` fails for its cost only when asked to check one (--max-cost); the listing says what a deploy would refuse.
       if (report.refusals.length && opts.maxCost !== undefined) {
         process.stderr.write(`refused: ${report.refusals.map((r) => r.message).join("; ")}\n`);
@@ -520,7 +484,8 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
         } catch (error) {
           text = `(broken: ${(error as Error).message.split("\n")[0]})`;
         }
-        process.stdout.write(`  ${e.name.padEnd(24)} ${text}${note ? ` (${note})` : ""}\n`);
+        // A description (and a file's name) is the user's text: terminal-safe (terminalText.ts), on one line.
+        process.stdout.write(`${sanitizeForTerminal(`  ${e.name.padEnd(24)} ${text}${note ? ` (${note})` : ""}`).replaceAll("\n", "\\n")}\n`);
       };
       const { project, latlab } = listExperiments();
       if (project) {
@@ -537,8 +502,8 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .description("make a new experiments project: package.json, tsconfig.json, experiments/example.ts, .gitignore, README.md, and latlab's GitHub workflows in .github/workflows/ (scheduled.yml, latlab-measure.yml, latlab-history.yml, latlab-sweep.yml)")
     .argument("[dir]", "where (made if missing)", ".")
     .option("--force", "overwrite files that exist")
-    .action((dir: string, opts: { force?: boolean }) => {
-      const result = scaffold(dir, { force: Boolean(opts.force) });
+    .action(async (dir: string, opts: { force?: boolean }) => {
+      const result = await scaffold(dir, { force: Boolean(opts.force) });
       if (!result.written.length) {
         process.stderr.write(`latlab init: these files exist in ${result.dir}; nothing was written (--force overwrites them):\n${result.existing.map((f) => `  ${f}\n`).join("")}`);
         exitCode = 1;
@@ -565,8 +530,8 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
     .action((toolName: string, file: string, opts: { file?: string[]; json?: boolean; params?: string }) => {
       const tool = findTool(toolName);
       if (!tool) throw new Error(`unknown tool "${toolName}"${didYouMean(toolName, TOOL_NAMES)}`);
-      const text = readFileSync(file, "utf8");
-      const files = Object.fromEntries((opts.file ?? []).map((f) => [f, readFileSync(f, "utf8")]));
+      const text = readCapture(file);
+      const files = Object.fromEntries((opts.file ?? []).map((f) => [f, readCapture(f, "--file")]));
       let given: unknown = {};
       if (opts.params) {
         try {
@@ -578,7 +543,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
       const parsedParams = tool.params.safeParse(given, { reportInput: true });
       if (!parsedParams.success) throw new Error(`--params: ${issuesFromZod(parsedParams.error).map((i) => `${i.path}: ${i.message}`).join("; ")}`);
       const params = parsedParams.data;
-      const result = tool.parse({ stdout: text, stderr: "", exitCode: 0, files }, params);
+      const result = aboutCapture(file, () => tool.parse({ stdout: text, stderr: "", exitCode: 0, files }, params));
       const summary = summarize(result);
       const out = { tool: tool.name, file: resolve(file), summary, reported: result.reported, warnings: result.warnings, samples: result.samples.length };
       if (opts.json) process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -17,6 +17,7 @@ import { recordRun } from "./historyCommands.ts";
 import { ignoreHangupWriteErrors } from "./hangup.ts";
 import { provenanceFacts } from "./provenance.ts";
 import { newRunId, reportLine, runExitCode, STOP_SIGNALS } from "./main.ts";
+import { refuseWithNegation } from "./options.ts";
 
 function runFolder(ref: string): string {
   for (const dir of [resolve(ref), resolve("results", ref)]) if (existsSync(resolve(dir, "plan.json")) || existsSync(resolve(dir, "results.json"))) return dir;
@@ -24,7 +25,7 @@ function runFolder(ref: string): string {
 }
 
 export function registerResumeCommand(program: Command, setExitCode: (code: number) => void): void {
-  program
+  const resume = program
     .command("resume")
     .description(
       "finish a run that stopped before every cell was measured (Ctrl-C, a crash, kill -9): its cells not measured run into the same folder — on the hosts it left up (local target: re-attached, detached clients collected where it stopped) or on hosts brought up again",
@@ -125,4 +126,5 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
         lock.release();
       }
     });
+  refuseWithNegation(resume, "history");
 }

@@ -1,17 +1,7 @@
-import { InvalidArgumentError } from "commander";
 import type { Plan } from "../plan/types.ts";
 import { planWaves, WaveRefusal, wavePlan, type WaveLimits, type WavePlan } from "../plan/waves.ts";
 import { formatWaves } from "../report/planText.ts";
 import type { Target, TargetContext } from "../targets/target.ts";
-
-/** `--max-vcpus N`: decimal digits only, at least 1. */
-export function parseMaxVcpus(value: string): number {
-  const n = Number(value);
-  if (!/^[0-9]+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) {
-    throw new InvalidArgumentError(`expected a whole number of vCPUs of at least 1, in decimal digits (e.g. 16), got "${value}"`);
-  }
-  return n;
-}
 
 /** --max-vcpus alone, or on top of what the target can hold. */
 export function withMaxVcpus(limits: WaveLimits | undefined, maxVcpus: number | undefined, fallback: (n: number) => WaveLimits): WaveLimits | undefined {

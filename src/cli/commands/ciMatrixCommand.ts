@@ -16,7 +16,7 @@
 import { InvalidArgumentError, type Command } from "commander";
 import type { PlanOptions } from "../../plan/buildPlan.ts";
 import type { CiMatrixResult } from "../ciMatrix.ts";
-import { parseDuration } from "../main.ts";
+import { parseDuration } from "../options.ts";
 import { diagnosticLine, inGithubActions } from "./githubAnnotations.ts";
 
 /** Some experiments were refused; stdout holds the matrix of the others (see the module comment). */
