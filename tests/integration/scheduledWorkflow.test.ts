@@ -227,8 +227,12 @@ describe("the scheduled workflow's jobs, rehearsed as ci.yml calls them: the wee
 
     // The regression check as a later weekly job runs it, with this run as the previous one (a
     // rehearsal reads no history, so the step is run alone, with what its earlier steps give).
+    // It stands for an earlier week's run with the same numbers: a run of its own (latlab compare
+    // refuses a run compared with itself), so the copy gets another run id.
     const previous = join(p.workspace, "previous", `ppg-vs-zone-${Number(runId) - 1}`);
     cpSync(join(uploaded, `ppg-vs-zone-${runId}`), previous, { recursive: true });
+    const previousResults = JSON.parse(readFileSync(join(previous, "results.json"), "utf8")) as { runId: string };
+    writeFileSync(join(previous, "results.json"), JSON.stringify({ ...previousResults, runId: `${previousResults.runId}-previous-week` }, null, 2));
     const compare = runJob(measureWorkflow, "measure", {
       ...measureRunner(inputs, { matrix: entry, needs }),
       only: { names: ["Compare with the previous run", "Verdict"], steps: { download: { outcome: "success", conclusion: "success", outputs: {} }, previous: { outcome: "success", conclusion: "success", outputs: { "run-id": String(Number(runId) - 1) } }, run: { outcome: "success", conclusion: "success", outputs: { "exit-code": "0" } } } },
