@@ -22,26 +22,10 @@ const code = existsSync(new URL("../src/cli/main.ts", import.meta.url))
   ? { entry: "../src/index.ts", main: "../src/cli/main.ts" }
   : { entry: "../dist/index.js", main: "../dist/cli/main.js" };
 
-// "latlab" in a user's experiment resolves to the copy running it when it would otherwise not
-// resolve (a file outside any project that depends on latlab) or would resolve into this copy
-// anyway (a checkout's experiments/ refer to themselves: the package's exports name dist/).
-const entry = new URL(code.entry, import.meta.url).href;
-const ownRoot = new URL("../", import.meta.url).href;
-nodeModule.registerHooks({
-  resolve(specifier, context, next) {
-    if (specifier !== "latlab") return next(specifier, context);
-    try {
-      const resolved = next(specifier, context);
-      if (!resolved.url.startsWith(ownRoot)) return resolved;
-    } catch {
-      // Not resolvable from there: this copy it is.
-    }
-    return { url: entry, shortCircuit: true, format: "module" };
-  },
-});
-// Users' experiments are TypeScript, under any Node from 22.15 on.
-const { register } = await import("tsx/esm/api");
-register();
+// "latlab" in a user's experiment resolves to this copy where it should, and TypeScript loads
+// through tsx (experimentHooks.js: the probing thread of src/cli/loadProbe.ts registers the same).
+const { registerExperimentHooks } = await import("./experimentHooks.js");
+await registerExperimentHooks(new URL(code.entry, import.meta.url).href, new URL("../", import.meta.url).href);
 // The URL itself: a path round trip would encode a checkout's "%20" (a space) twice.
 const { main } = await import(new URL(code.main, import.meta.url).href);
 process.exitCode = await main(process.argv.slice(2));

@@ -6,7 +6,7 @@ import { buildPlan, type PlanOptions } from "../plan/buildPlan.ts";
 import { estimateCost, loadPriceSnapshot, missingLabels, type CostEstimate, type KnownCostEstimate, type PriceSnapshot } from "../targets/azure/catalog/prices.ts";
 import { worstCaseRun, type WorstCase } from "../targets/azure/catalog/validateAzure.ts";
 import { EXPERIMENTS_DIR, listExperiments, loadExperiment } from "./loadExperiment.ts";
-import { guardPlanSize } from "./main.ts";
+import { guardPlanSize } from "./run/planGuard.ts";
 import { planOptions } from "./options.ts";
 
 /**

@@ -5,7 +5,6 @@
  * registers for itself what bin/latlab.js registers for the main one: "latlab" resolves to this
  * copy, and TypeScript loads through tsx.
  */
-import { registerHooks } from "node:module";
 import { parentPort } from "node:worker_threads";
 import { pathToFileURL } from "node:url";
 
@@ -15,21 +14,10 @@ if (!port) throw new Error("loadProbe.worker.ts runs only as a worker thread (se
 // This file sits in src/cli (a checkout) or dist/cli (the package), next to the entry it serves.
 const entry = new URL(import.meta.url.endsWith(".ts") ? "../index.ts" : "../index.js", import.meta.url).href;
 const ownRoot = new URL("../../", import.meta.url).href;
-// The same rule as bin/latlab.js: the user's own latlab when it resolves elsewhere, else this copy.
-registerHooks({
-  resolve(specifier, context, next) {
-    if (specifier !== "latlab") return next(specifier, context);
-    try {
-      const resolved = next(specifier, context);
-      if (!resolved.url.startsWith(ownRoot)) return resolved;
-    } catch {
-      // Not resolvable from there: this copy it is.
-    }
-    return { url: entry, shortCircuit: true, format: "module" };
-  },
-});
-const { register } = await import("tsx/esm/api");
-register();
+// The same hooks as bin/latlab.js registers for the main thread (one module for both).
+// @ts-expect-error: plain JavaScript without declarations, shipped in bin/ beside latlab.js.
+const { registerExperimentHooks } = await import("../../bin/experimentHooks.js");
+await registerExperimentHooks(entry, ownRoot);
 
 /** One file at a time: the reply says the import settled; what it threw the main thread sees again. */
 port.on("message", async (file: string) => {

@@ -16,7 +16,9 @@ import { sanitizeForTerminal } from "../tools/terminalText.ts";
 import { recordRun } from "./historyCommands.ts";
 import { ignoreHangupWriteErrors } from "./hangup.ts";
 import { provenanceFacts } from "./provenance.ts";
-import { newRunId, reportLine, runExitCode, STOP_SIGNALS } from "./main.ts";
+import { newRunId } from "../results/runId.ts";
+import { reportLine, runExitCode } from "./output/runOutcome.ts";
+import { STOP_SIGNALS } from "./run/stopSignals.ts";
 import { refuseWithNegation } from "./options.ts";
 
 function runFolder(ref: string): string {

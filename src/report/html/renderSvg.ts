@@ -4,7 +4,7 @@ import type { TopLevelSpec } from "vega-lite";
 /**
  * vega and vega-lite, loaded on first use: over a thousand modules, which every latlab command
  * would otherwise load at start (`latlab --version` included). `latlab run` loads them while its
- * hosts come up, when nothing measures (see {@link loadVega}'s caller in src/cli/main.ts).
+ * hosts come up, when nothing measures (see {@link loadVega}'s caller in src/cli/commands/runCommand.ts).
  */
 let loading: Promise<[typeof import("vega"), typeof import("vega-lite")]> | undefined;
 export function loadVega(): Promise<[typeof import("vega"), typeof import("vega-lite")]> {

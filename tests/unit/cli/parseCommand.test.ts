@@ -86,3 +86,22 @@ describe("latlab parse sockperf of a truncated capture", () => {
     expect(await runMain(["parse", "sockperf", full])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^sockperf rtt \(us\): n=550 /) });
   });
 });
+
+describe("latlab parse fails for a capture that holds no measurement, whatever the tool", () => {
+  it("a traceroute that never reached its target: the warnings printed, exit 1 naming the file", async () => {
+    const file = join(ROOT, "tests/fixtures/traceroute/nmap-xml-unreachable.stdout");
+    const r = await runMain(["parse", "traceroute", file]);
+    expect(r.stdout).toMatch(/warning: target 198\.18\.3\.2 not reached/);
+    expect(r.stderr).toContain(`latlab parse: ${file} holds no traceroute measurement`);
+    expect(r.code).toBe(1);
+    const json = await runMain(["parse", "traceroute", file, "--json"]);
+    expect(JSON.parse(json.stdout).summary).toBeUndefined();
+    expect(json.code).toBe(1);
+  });
+
+  it("a traceroute that reached it still exits 0", async () => {
+    const r = await runMain(["parse", "traceroute", join(ROOT, "tests/fixtures/traceroute/nmap-xml-three-hops.stdout")]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+  });
+});

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runExitCode } from "../../../src/cli/main.ts";
+import { runExitCode } from "../../../src/cli/output/runOutcome.ts";
 import { parseTimeLimit } from "../../../src/cli/options.ts";
 import { ResultsSchema, type TeardownReport } from "../../../src/results/schema.ts";
 import { MAX_TIME_LIMIT_MINUTES } from "../../../src/runner/runStop.ts";
