@@ -27,6 +27,11 @@ export interface TargetOptions {
   rehearse?: boolean;
   /** The --duration the run was planned with (a listing in another process must match it). */
   duration?: PlanOptions["duration"];
+  /**
+   * Azure rehearsal: the plan of the real run it stands for — the user's own --duration, where the
+   * rehearsal measures a second per tool run. Its budget check (--max-cost) is the real run's.
+   */
+  realPlan?: Plan;
   /** The --replicas the run was planned with (likewise). */
   replicas?: number;
   /** Folder run folders are kept in (for printed follow-up commands). */

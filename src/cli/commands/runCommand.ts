@@ -103,6 +103,8 @@ async function runCommand(ref: string, opts: RunFlags): Promise<number> {
   const { experiment, file } = found;
   if (!opts.quiet) sayWhich(found);
   // A rehearsal checks the run, not the network: seconds per tool run, not the hours an Azure run may measure for.
+  // Its budget is still the real run's: the plan at the user's own duration goes along (realPlan).
+  const realDuration = opts.duration;
   if (opts.rehearse && !opts.duration) opts.duration = { seconds: REHEARSAL_SECONDS };
   const options = planOptions(experiment, opts.target, opts.duration);
   // Before anything is built, installed or written: an absurd plan is refused, a large one needs --yes.
@@ -184,6 +186,7 @@ async function runCommand(ref: string, opts: RunFlags): Promise<number> {
       rehearse: Boolean(opts.rehearse),
       ...(opts.duration ? { duration: opts.duration } : {}),
       ...(opts.replicas !== undefined ? { replicas: opts.replicas } : {}),
+      ...(opts.rehearse && realDuration !== opts.duration ? { realPlan: buildPlan(withReplicas(experiment, opts.replicas), planOptions(experiment, opts.target, realDuration)) } : {}),
     };
     try {
       await factory.preflight(plan, targetOptions).catch(namingFile(file));

@@ -166,7 +166,8 @@ async function rehearsalPreflight(plan: Plan, options: AzurePreflightOptions): P
   const { ALLOWED_VNET_SPACE } = await import("../emulator/fabric/vnetRuleset.ts");
   for (const i of addressPlanIssues(plan, ALLOWED_VNET_SPACE)) issues.push({ path: i.path, message: `${i.message} (a rehearsal's VNets live in ${ALLOWED_VNET_SPACE}; rehearse a smaller part of the experiment)` });
   if (issues.length) throw new AzureValidationError(issues, plan.experiment.name);
-  await checkCost(plan, options);
+  // The budget of the real run, not of the rehearsal's seconds: a rehearsal that passes means the run can start.
+  await checkCost(options.realPlan ?? plan, options);
   const { checkLocalPrerequisites } = await import("../../local/preflight.ts");
   const { EMULATOR_BINARIES } = await import("../emulator/prerequisites.ts");
   await checkLocalPrerequisites({ binaries: [...new Set([...options.binaries, ...EMULATOR_BINARIES])], install: options.install, log: options.log });
