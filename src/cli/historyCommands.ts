@@ -10,7 +10,7 @@ import { compareRuns, type RunSource } from "../history/compareRuns.ts";
 import { historyRecords } from "../history/historyRecords.ts";
 import { appendRuns, exportParquet, historyFile, loadHistory, HISTORY_ENV } from "../history/historyStore.ts";
 import { assess } from "../history/regression.ts";
-import { TREND_METRICS, trend, type TrendMetric } from "../history/trend.ts";
+import { TREND_METRICS, trend, unknownMeasure, type TrendMetric } from "../history/trend.ts";
 import { formatHistory, formatRunComparison, formatTrend } from "../report/historyText.ts";
 import { writeReport } from "../report/writeReport.ts";
 import { reportMarkdown } from "../report/reportMarkdown.ts";
@@ -125,7 +125,12 @@ export function registerHistoryCommands(program: Command, setExitCode: (code: nu
     .option("--markdown", "print a GitHub Markdown table")
     .action(async (experiment: string, opts: { measure?: number; metric: TrendMetric; history?: string; json?: boolean; markdown?: boolean }) => {
       const file = historyFile(opts.history);
-      const t = trend(await loadHistory(file, experiment), opts.metric, opts.measure);
+      const data = await loadHistory(file, experiment);
+      if (!data.runs.length) await refuseExperimentNotInHistory(experiment, file);
+      // The flag's own mistake, not the history's: parseMeasure cannot know the experiment's measures.
+      const badMeasure = unknownMeasure(data, opts.measure);
+      if (badMeasure) throw new Error(`--measure ${opts.measure}: the runs of "${experiment}" in ${file} ${badMeasure}`);
+      const t = trend(data, opts.metric, opts.measure);
       if (opts.json) process.stdout.write(`${JSON.stringify(t, null, 2)}\n`);
       else process.stdout.write(`${formatTrend(t, experiment, Boolean(opts.markdown))}\n`);
       if (!t.runs.length) setExitCode(1);

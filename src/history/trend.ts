@@ -42,3 +42,23 @@ export function trend(data: HistoryData, metric: TrendMetric, measure?: number):
     series: [...series.values()].sort((a, b) => a.measure - b.measure || a.variant.localeCompare(b.variant) || a.pair.localeCompare(b.pair)),
   };
 }
+
+/** The measures (by index in the experiment's measure list) the runs of `data` have figures for, with their tools. */
+export function measuresIn(data: HistoryData): { measure: number; tools: string[] }[] {
+  const tools = new Map<number, Set<string>>();
+  for (const s of data.summaries) if (s.level === "all") tools.set(s.measure, (tools.get(s.measure) ?? new Set()).add(s.tool));
+  return [...tools].sort(([a], [b]) => a - b).map(([measure, t]) => ({ measure, tools: [...t].sort() }));
+}
+
+/**
+ * Why `--measure N` selects nothing in runs that do have figures: the experiment has no measure N
+ * (an experiment's measures are numbered from 0), said with the ones it has, so an index out of
+ * range is not read as an empty history. Undefined when N is one of them, not given, or the runs
+ * have no figures at all (that is the history's answer, not the flag's).
+ */
+export function unknownMeasure(data: HistoryData, measure: number | undefined): string | undefined {
+  if (measure === undefined) return undefined;
+  const known = measuresIn(data);
+  if (!known.length || known.some((m) => m.measure === measure)) return undefined;
+  return `have no measure ${measure}; their measures are ${known.map((m) => `${m.measure} (${m.tools.join(", ")})`).join(", ")}`;
+}

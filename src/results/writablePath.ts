@@ -74,9 +74,38 @@ export interface WritableFolder {
   removeCreated(): void;
 }
 
-const cannotUse = (path: string, what: string, why: string) => new WritablePathError(`cannot use ${path} as ${what}: ${why}`);
+/**
+ * Linux's limits on a path handed to a system call (linux/limits.h): PATH_MAX 4096 bytes counting
+ * the end byte, NAME_MAX 255 bytes per name. Past them every call answers ENAMETOOLONG, so they
+ * are checked first, and said with the limit rather than as an errno on a path too long to print.
+ */
+export const PATH_MAX = 4096;
+export const NAME_MAX = 255;
 
-export const interrupted = (dir: string, what: string) => new Error(`interrupted while preparing ${what} ${dir}; nothing was started`);
+/** A path longer than this is shown by its start and end (a 5,000-character path fills a screen). */
+const SHOWN_PATH_CHARS = 120;
+const SHOWN_END_CHARS = 40;
+const SHOWN_NAME_END_CHARS = 20;
+
+const clip = (text: string, end: number) => (text.length <= 2 * end + 1 ? text : `${text.slice(0, end)}…${text.slice(-end)}`);
+
+/** `path` as errors show it: whole when short, else its first and last characters and its length. */
+export function shownPath(path: string): string {
+  return path.length <= SHOWN_PATH_CHARS ? path : `${clip(path, SHOWN_END_CHARS)} (a path of ${path.length} characters)`;
+}
+
+/** Why Linux would refuse `path` for its length (ENAMETOOLONG), in words; undefined when it would not. */
+export function pathLengthProblem(path: string): string | undefined {
+  const bytes = Buffer.byteLength(path);
+  if (bytes >= PATH_MAX) return `it is ${bytes} bytes long, and Linux takes paths of at most ${PATH_MAX - 1} (PATH_MAX ${PATH_MAX} with the end byte; ENAMETOOLONG)`;
+  const name = path.split("/").find((part) => Buffer.byteLength(part) > NAME_MAX);
+  if (name !== undefined) return `its part ${clip(name, SHOWN_NAME_END_CHARS)} is ${Buffer.byteLength(name)} bytes long, and Linux takes names of at most ${NAME_MAX} (NAME_MAX; ENAMETOOLONG)`;
+  return undefined;
+}
+
+const cannotUse = (path: string, what: string, why: string) => new WritablePathError(`cannot use ${shownPath(path)} as ${what}: ${why}`);
+
+export const interrupted = (dir: string, what: string) => new Error(`interrupted while preparing ${what} ${shownPath(dir)}; nothing was started`);
 
 /** `work`, or a rejection as soon as the signal aborts (a hung network file system must not keep Ctrl-C waiting). */
 export function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined, onAbort: () => Error): Promise<T> {
@@ -108,6 +137,9 @@ export function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined, 
 export async function checkWritableFolder(path: string, options: GuardOptions): Promise<{ dir: string; existing: string; missing: string[] }> {
   const dir = resolve(path);
   const shown = options.shownAs ?? dir;
+  // Before any file-system call: each would fail with ENAMETOOLONG, naming the path again.
+  const tooLong = pathLengthProblem(shown) ?? pathLengthProblem(dir);
+  if (tooLong) throw cannotUse(shown, options.what, tooLong);
   const step = <T>(work: Promise<T>) => abortable(work, options.signal, () => interrupted(shown, options.what));
   const { existing, missing } = await step(inspect(dir, shown, options.what));
   await step(checkFileSystem(shown, existing, options.what));
@@ -143,6 +175,8 @@ export async function makeWritableFolder(path: string, options: GuardOptions): P
 /** Checks, creating nothing, that `file` can be written (see {@link checkWritableFolder}); errors name the file. */
 export async function checkWritableFile(file: string, options: GuardOptions): Promise<void> {
   const path = resolve(file);
+  const tooLong = pathLengthProblem(path);
+  if (tooLong) throw cannotUse(path, options.what, tooLong);
   const found = await abortable(stat(path).catch(() => undefined), options.signal, () => interrupted(path, options.what));
   if (found?.isDirectory()) throw cannotUse(path, options.what, "it is a folder, not a file");
   await checkWritableFolder(dirname(path), { ...options, shownAs: path });

@@ -2,7 +2,9 @@ import { ExperimentDefinitionError, type DefinitionIssue } from "../../dsl/error
 import { closestName } from "../../dsl/suggest.ts";
 import type { Plan } from "../../plan/types.ts";
 import { REGIONS, regionCapability } from "../azure/catalog/capabilities.ts";
-import { isKnownSize, knownSizeNames, sizeFacts, suggestSize } from "../azure/catalog/sizes/sizeFacts.ts";
+import { accelnetProblem, zoneProblem } from "../azure/catalog/hostRules.ts";
+import { isKnownSize, knownSizeNames, sizeFacts } from "../azure/catalog/sizes/sizeFacts.ts";
+import { didYouMeanSize, SKU_SNAPSHOT_PATH } from "../azure/catalog/sizes/unknownSize.ts";
 import { bandwidthForSize } from "./latencyModel.ts";
 
 /**
@@ -20,7 +22,10 @@ const suggestion = (input: string, known: readonly string[]) => {
   return match ? ` — did you mean "${match}"?` : "";
 };
 
-/** Unknown VM sizes and regions, naming the variant and host. */
+/**
+ * Unknown VM sizes and regions, and what Azure refuses of a host (a zone in a region without
+ * zones, AccelNet on a size without it), naming the variant, host and field.
+ */
 export function validateLocalPlan(plan: Plan): DefinitionIssue[] {
   const issues: DefinitionIssue[] = [];
   const sizes = knownSizeNames();
@@ -36,9 +41,15 @@ export function validateLocalPlan(plan: Plan): DefinitionIssue[] {
       if (!isKnownSize(sizeFacts(h.size))) {
         issues.push({
           path: hostPath(v.id, h.role, "size"),
-          message: `variant ${v.id}, host ${h.role}: unknown VM size "${h.size}"${suggestSize(h.size) ? ` — did you mean "${suggestSize(h.size)}"?` : ""} (not among the ${sizes.length} sizes of latlab's Azure SKU snapshot, src/targets/azure/catalog/sizes/)`,
+          message: `variant ${v.id}, host ${h.role}: unknown VM size "${h.size}"${didYouMeanSize(h.size)} (not among the ${sizes.length} sizes of latlab's Azure SKU snapshot, ${SKU_SNAPSHOT_PATH})`,
         });
       }
+      // What Azure refuses of the host by the catalog's facts (hostRules.ts, the Azure target's
+      // own rules): a local run of a plan Azure refuses would measure hosts that cannot exist.
+      const zone = zoneProblem(h.region, h.zone);
+      if (zone) issues.push({ path: hostPath(v.id, h.role, "zone"), message: `variant ${v.id}, host ${h.role}: ${zone} (the Azure target refuses it too)` });
+      const accelnet = h.accelnet ? accelnetProblem(h.size, sizeFacts(h.size)) : undefined;
+      if (accelnet) issues.push({ path: hostPath(v.id, h.role, "accelnet"), message: `variant ${v.id}, host ${h.role}: ${accelnet} (the Azure target refuses it too)` });
     }
   }
   return issues;

@@ -119,6 +119,41 @@ function human(bytes: number): string {
  * Finds the iperf3 JSON document in `text`. Throws ToolOutputError quoting the text when there
  * is none (text output, a parameter error, a truncated file).
  */
+/** The top-level sections of iperf3's --json document, in the order iperf3 writes them. */
+const SECTIONS = ["start", "intervals", "end"] as const;
+
+/**
+ * When `text` holds a JSON object that starts and is never closed (the output was cut): the
+ * top-level keys it got to. Undefined for anything else (complete, or not JSON at all). A
+ * scan of brackets and strings, not a parser: what it does not close is what was cut.
+ */
+export function unclosedJsonKeys(text: string): string[] | undefined {
+  const start = text.indexOf("{");
+  if (start < 0) return undefined;
+  const stack: string[] = [];
+  const keys: string[] = [];
+  let stringStart = -1;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]!;
+    if (stringStart >= 0) {
+      if (c === "\\") i++;
+      else if (c === '"') {
+        // A string at depth 1 followed by ":" is a top-level key.
+        if (stack.length === 1 && /^\s*:/.test(text.slice(i + 1, i + 20))) keys.push(text.slice(stringStart + 1, i));
+        stringStart = -1;
+      }
+      continue;
+    }
+    if (c === '"') stringStart = i;
+    else if (c === "{" || c === "[") stack.push(c === "{" ? "}" : "]");
+    else if (c === "}" || c === "]") {
+      if (stack.pop() !== c) return undefined; // not JSON as iperf3 writes it
+      if (!stack.length) return undefined; // closed: complete (or something else follows)
+    }
+  }
+  return stack.length ? keys : undefined;
+}
+
 export function extractIperf3Json(text: string, stderr = ""): Json {
   const trimmed = text.trim();
   const tryParse = (s: string): Json | undefined => {
@@ -146,6 +181,16 @@ export function extractIperf3Json(text: string, stderr = ""): Json {
   if (!trimmed) {
     const e = stderr.trim();
     throw new ToolOutputError(TOOL, e ? `no JSON on stdout; stderr: ${shorten(e)}` : "output is empty");
+  }
+  // Cut short (a client killed mid-write, a copy taken too early): say so, and what is missing.
+  const cut = unclosedJsonKeys(trimmed);
+  if (cut && cut.some((k) => (SECTIONS as readonly string[]).includes(k))) {
+    const missing = SECTIONS.filter((k) => !cut.includes(k));
+    const has = `it has ${cut.map((k) => `"${k}"`).join(", ")}`;
+    throw new ToolOutputError(
+      TOOL,
+      `iperf3's JSON ends before it is complete (output cut short?): ${missing.length ? `${has} but no ${missing.map((k) => `"${k}"`).join(", ")}, which holds the results` : `${has}, but the document is not closed`}`,
+    );
   }
   const hint = /\[\s*ID\]\s+Interval|Connecting to host/.test(trimmed) ? " (iperf3's text output: run it with --json)" : "";
   throw new ToolOutputError(TOOL, `output is not iperf3 JSON${hint}: ${quote(trimmed.replace(/\s+/g, " "), 160)}`);

@@ -15,6 +15,8 @@ import { ToolOutputError, type ToolResult } from "../types.ts";
 import { checked, COUNT, LineProblems, NON_NEGATIVE, PERCENT, quote, rangeProblem, RTT_US, sanitizedResult, shorten, strictNumber, TIME_STAT_US } from "../validate.ts";
 
 const TOOL = "ping";
+/** How a summary cut short is refused (the words sockperf's parser uses). */
+const INCOMPLETE = "ping's summary is incomplete (output cut short?)";
 
 export type PingReported = NonNullable<ToolResult["reported"]>;
 
@@ -171,7 +173,7 @@ function readStatistics(stdout: string) {
   if (lossText !== undefined) checked(TOOL, "packet loss", strictNumber(lossText), PERCENT, where);
   const timeText = rest.match(/time\s+(\S+?)\s*ms/)?.[1];
   const totalTimeMs = timeText === undefined ? undefined : checked(TOOL, "time", strictNumber(timeText), NON_NEGATIVE, where);
-  return { transmitted, received, duplicates, corrupted, errors, lossText, totalTimeMs };
+  return { transmitted, received, duplicates, corrupted, errors, lossText, totalTimeMs, text };
 }
 
 /** The `rtt min/avg/max/mdev` line, in µs. A line that says it is one but cannot be read fails. */
@@ -232,6 +234,9 @@ export function parsePing(input: ParsePingInput): ToolResult {
   }
 
   const { transmitted, received, duplicates, corrupted, errors, lossText } = stats;
+  // Every ping latlab reads (iputils, BSD, busybox) ends its statistics line with "N% packet
+  // loss" (iputils then its time): a line without it was cut, and its counts may be too.
+  if (lossText === undefined) throw new ToolOutputError(TOOL, `${INCOMPLETE}: the statistics line has no packet loss figure: ${quote(stats.text.trimEnd())}`);
   const lossPercent = lossText !== undefined ? Number(lossText) : transmitted > 0 ? ((transmitted - received) * 100) / transmitted : undefined;
 
   const errorLines = parseErrorLines(stdout);
@@ -287,6 +292,9 @@ export function parsePing(input: ParsePingInput): ToolResult {
       throw new ToolOutputError(TOOL, `ping reports ${received} replies but printed neither replies nor an rtt line`);
     }
   }
+  // ping prints the rtt line whenever timed replies came back: without it the output was cut
+  // after the statistics, as sockperf's summary can be (the summary is what the figures check).
+  if (!rtt && timed.length > 0) throw new ToolOutputError(TOOL, `${INCOMPLETE}: no rtt min/avg/max/mdev line after the statistics, which ping prints whenever timed replies came back`);
   const samples = timed.map((r) => r.rttUs!);
 
   if (received < transmitted) {
@@ -305,7 +313,6 @@ export function parsePing(input: ParsePingInput): ToolResult {
   if (firstLines > 0 && firstLines !== received) {
     warnings.push(`ping printed ${firstLines} reply lines but counted ${received} received`);
   }
-  if (!rtt) warnings.push("ping printed no rtt min/avg/max/mdev line");
   if (input.exitCode !== undefined && input.exitCode !== null && input.exitCode !== 0) {
     warnings.push(`ping exited with code ${input.exitCode}`);
   }

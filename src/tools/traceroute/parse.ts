@@ -479,6 +479,21 @@ function hostDownText(stdout: string): string | undefined {
   return [note, done].filter(Boolean).join("; ");
 }
 
+/**
+ * Why nmap's output was cut short, when it shows it: XML with <nmaprun> and no </nmaprun>, text
+ * with nmap's "Starting Nmap" line and no "Nmap done" line. A TRACEROUTE table pasted alone has
+ * neither, and is read as it is.
+ */
+function nmapCutShort(format: TraceFormat | undefined, stdout: string): string | undefined {
+  if (format === "nmap-xml" && /<nmaprun\b/.test(stdout) && !/<\/nmaprun>/.test(stdout)) {
+    return "nmap's XML is incomplete (output cut short?): it has <nmaprun> but no </nmaprun>";
+  }
+  if (format === "nmap-text" && /^Starting Nmap\b/m.test(stdout) && !/^Nmap done:/m.test(stdout)) {
+    return 'nmap\'s output is incomplete (output cut short?): it started ("Starting Nmap") but has no "Nmap done" line';
+  }
+  return undefined;
+}
+
 // ---------------------------------------------------------------------------------------------
 // ToolResult
 
@@ -512,6 +527,11 @@ export function parseTraceroute(input: ParseTracerouteInput): ToolResult {
     }
     fail(`${format} output holds no hops${stderr.trim() ? `: ${shorten(stderr.trim())}` : ""}`);
   }
+
+  // nmap ends what it started: a report that began and never ended was cut (nmap killed, a copy
+  // taken too early), and its hop table may be too. Refused as sockperf's cut summary is.
+  const cut = nmapCutShort(format, stdout);
+  if (cut) fail(cut);
 
   const warnings: string[] = [];
   if (usable.length > 1) {

@@ -54,3 +54,44 @@ describe("the guard for every folder the CLI writes in", () => {
     expect(readdirSync(base)).toEqual([]);
   });
 });
+
+// Issue 23: an --out over 4096 characters printed the path twice and was cut before the reason.
+describe("a path longer than Linux allows: said once, shortened, with the limit", () => {
+  const count = (text: string, part: string) => text.split(part).length - 1;
+
+  it("a path over PATH_MAX (4096 bytes): its start and end and its length, then the reason, creating nothing", async () => {
+    const base = tempDir("latlab-wp-");
+    const long = join(base, ...Array.from({ length: 25 }, (_, i) => `${String(i).padStart(2, "0")}${"a".repeat(198)}`));
+    const error = await makeWritableFolder(long, { what: "the results folder" }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error?.message).toBe(
+      `cannot use ${long.slice(0, 40)}…${long.slice(-40)} (a path of ${long.length} characters) as the results folder: ` +
+        `it is ${long.length} bytes long, and Linux takes paths of at most 4095 (PATH_MAX 4096 with the end byte; ENAMETOOLONG)`,
+    );
+    expect(count(error!.message, long.slice(0, 40))).toBe(1);
+    expect(error!.message.length).toBeLessThan(300);
+    expect(readdirSync(base)).toEqual([]);
+  });
+
+  it("a part over NAME_MAX (255 bytes): names that part, shortened, creating nothing", async () => {
+    const base = tempDir("latlab-wp-");
+    const name = "b".repeat(300);
+    await expect(makeWritableFolder(join(base, name, "c"), { what: "the results folder" })).rejects.toThrow(
+      `cannot use ${join(base, name, "c").slice(0, 40)}…${join(base, name, "c").slice(-40)} (a path of ${join(base, name, "c").length} characters) as the results folder: ` +
+        `its part ${"b".repeat(20)}…${"b".repeat(20)} is 300 bytes long, and Linux takes names of at most 255 (NAME_MAX; ENAMETOOLONG)`,
+    );
+    expect(readdirSync(base)).toEqual([]);
+  });
+
+  it("a file (history, export) is checked the same way, by its bytes, not its characters", async () => {
+    const base = tempDir("latlab-wp-");
+    const name = `${"é".repeat(128)}.duckdb`; // 128 characters of 2 bytes: 263 bytes
+    await expect(checkWritableFile(join(base, name), { what: "the history file" })).rejects.toThrow(/its part é{20}…é{13}\.duckdb is 263 bytes long, and Linux takes names of at most 255 \(NAME_MAX; ENAMETOOLONG\)$/);
+  });
+
+  it("a short path is shown whole, as before", async () => {
+    await expect(makeWritableFolder("/proc/x/y", { what: "the test folder" })).rejects.toThrow(/^cannot use \/proc\/x\/y as the test folder: /);
+  });
+});

@@ -189,6 +189,8 @@ describe("ping older formats (public output)", () => {
       "64 bytes from 10.0.0.1: icmp_seq=1 ttl=64 time<1 ms",
       "64 bytes from 10.0.0.1: icmp_seq=2 ttl=64 time=0.9 ms",
       "2 packets transmitted, 2 received, 0% packet loss, time 1001ms",
+      // ping prints this whenever timed replies came back (without it the output was cut: issue 23).
+      "rtt min/avg/max/mdev = 0.900/0.950/1.000/0.050 ms",
     ].join("\n");
     const r = parsePing({ stdout: text });
     expect(r.samples).toEqual([1000, 900]);

@@ -228,12 +228,13 @@ describe("nmap XML (what latlab runs)", () => {
     expect(r.warnings).toEqual(["output traces 2 targets; kept the first (198.18.3.2)"]);
   });
 
-  it("reads a cut-off XML (run killed mid-trace) with a note", () => {
+  it("refuses a cut-off XML (run killed mid-trace): its hops are not all there (issue 23; was a note)", () => {
     const xml = fx("nmap-xml-three-hops.stdout");
     const cut = xml.slice(0, xml.indexOf('<hop ttl="3"'));
-    const r = traceroute.parse(clientOutput({ stdout: cut, exitCode: null }), params());
-    expect(r.samples).toEqual([]);
-    expect(r.warnings).toContain("the XML ends inside <trace> (output cut off?)");
+    const e = expectToolError(() => traceroute.parse(clientOutput({ stdout: cut, exitCode: null }), params()), "traceroute");
+    expect(e.message).toBe("traceroute: nmap's XML is incomplete (output cut short?): it has <nmaprun> but no </nmaprun>");
+    // What the hops read say, for the record: the trace ends inside <trace>.
+    expect(parseNmapXml(cut)[0]!.notes).toContain("the XML ends inside <trace> (output cut off?)");
   });
 });
 

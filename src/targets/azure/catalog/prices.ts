@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { DefinitionIssue } from "../../../dsl/errors.ts";
 import type { Plan } from "../../../plan/types.ts";
 import { hostName } from "../program/types.ts";
+import { unknownSizeNote } from "./sizes/unknownSize.ts";
 
 /**
  * Cost of a run: VM and public IP hours from a price snapshot kept as data
@@ -72,7 +73,7 @@ export type PriceSnapshot = z.infer<typeof PriceSnapshotSchema>;
 /** The bundled snapshot: what estimates read, and what `npm run prices:snapshot` writes by default. */
 export const SNAPSHOT_FILE = new URL("./prices.snapshot.json", import.meta.url);
 
-/** The bundled snapshot (src/targets/azure/prices.snapshot.json), validated. */
+/** The bundled snapshot (src/targets/azure/catalog/prices.snapshot.json), validated. */
 export function loadPriceSnapshot(file: URL | string = SNAPSHOT_FILE): PriceSnapshot {
   return PriceSnapshotSchema.parse(JSON.parse(readFileSync(file, "utf8")));
 }
@@ -205,6 +206,17 @@ export function missingLabels(estimate: CostEstimate): string[] {
   return [...new Set(estimate.missing.map(itemLabel))];
 }
 
+/**
+ * For unpriced sizes latlab's catalog does not know: "; X is not a size latlab knows (…) — did you
+ * mean "Y"?". A typo has no price anywhere: without this the gate's only advice (--live-prices,
+ * --max-cost) would send the person after a price for a size that does not exist.
+ */
+function unknownSizesText(estimate: CostEstimate): string {
+  const sizes = [...new Set(estimate.missing.flatMap((m) => (m.kind === "vm" ? [m.sku] : [])))];
+  const notes = sizes.map((s) => unknownSizeNote(s)).filter((n): n is string => n !== undefined);
+  return notes.length ? `; ${notes.join("; ")}` : "";
+}
+
 /** `--max-cost USD`: can latlab promise the run costs at most this? Never for an UNKNOWN estimate. */
 export function checkMaxCost(estimate: CostEstimate, maxUsd: number): DefinitionIssue[] {
   if (!estimate.known) {
@@ -297,10 +309,11 @@ export function deployCostGate(estimate: CostEstimate, options: CostGateOptions)
   }
   const labels = missingLabels(estimate);
   const unpriced = labels.join(", ");
+  const unknown = unknownSizesText(estimate);
   if (maxCostUsd === undefined) {
     const message = livePrices
-      ? `the cost is UNKNOWN even with --live-prices: the Azure Retail Prices API has no price for ${unpriced}; give --max-cost USD to deploy with a cost latlab cannot estimate`
-      : `the cost is UNKNOWN: no price for ${unpriced} in the prices of ${estimate.prices.fetchedAt}; use --live-prices to look them up, or give --max-cost USD to deploy with a cost latlab cannot estimate`;
+      ? `the cost is UNKNOWN even with --live-prices: the Azure Retail Prices API has no price for ${unpriced}; give --max-cost USD to deploy with a cost latlab cannot estimate${unknown}`
+      : `the cost is UNKNOWN: no price for ${unpriced} in the prices of ${estimate.prices.fetchedAt}; use --live-prices to look them up, or give --max-cost USD to deploy with a cost latlab cannot estimate${unknown}`;
     return { ok: false, refusals: [{ path: "cost", message }], notes: [] };
   }
   const pricedTotal = Math.round(micro(estimate.pricedPartUsdPerHour) * estimate.hours) / 1e6;
@@ -310,7 +323,7 @@ export function deployCostGate(estimate: CostEstimate, options: CostGateOptions)
       refusals: [
         {
           path: "--max-cost",
-          message: `above the limit $${maxCostUsd} whatever the rest costs: the items that have a price already come to $${pricedTotal.toFixed(2)} for the worst case of ${hoursText(estimate.hours)}, and ${unpriced} ${labels.length === 1 ? "has" : "have"} no price`,
+          message: `above the limit $${maxCostUsd} whatever the rest costs: the items that have a price already come to $${pricedTotal.toFixed(2)} for the worst case of ${hoursText(estimate.hours)}, and ${unpriced} ${labels.length === 1 ? "has" : "have"} no price${unknown}`,
         },
       ],
       notes: [],
@@ -320,7 +333,7 @@ export function deployCostGate(estimate: CostEstimate, options: CostGateOptions)
     ok: true,
     refusals: [],
     notes: [
-      `the cost is UNKNOWN (no price for ${unpriced}): --max-cost $${maxCostUsd} is your limit, not one latlab can check or enforce; deploying because you gave it`,
+      `the cost is UNKNOWN (no price for ${unpriced}): --max-cost $${maxCostUsd} is your limit, not one latlab can check or enforce; deploying because you gave it${unknown}`,
     ],
   };
 }

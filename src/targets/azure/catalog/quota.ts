@@ -3,6 +3,7 @@ import type { DefinitionIssue } from "../../../dsl/errors.ts";
 import type { Zone } from "../../../dsl/placement.ts";
 import type { Plan } from "../../../plan/types.ts";
 import { sizeFacts } from "./sizes/sizeFacts.ts";
+import { unknownSizeNote } from "./sizes/unknownSize.ts";
 import { describePreviousGeneration, previousGeneration } from "./sizes/previousGeneration.ts";
 import { familyQuotaAdvice, QUOTA_REQUEST_DOCS } from "./quotaAdvice.ts";
 import type { DeploymentDemand, RegionLimits, WaveLimits } from "../../../plan/waves.ts";
@@ -186,7 +187,16 @@ function sizeIssues(need: SizeNeed, region: string, skus: readonly ResourceSku[]
   const base = { kind: "size-unavailable" as const, region, size: need.size };
   const found = skusFor(skus, need.size, region);
   if (!found.length) {
-    return [{ ...base, path, zones: null, message: `${need.size} is not offered in ${region}: the Resource SKUs API lists no virtualMachines SKU of that name there (\`az vm list-skus --location ${region} --size ${need.size} --all\`); pick another size or region` }];
+    // A name no source knows is most likely a typo: say so, with the closest size, before the advice.
+    const unknown = unknownSizeNote(need.size);
+    return [
+      {
+        ...base,
+        path,
+        zones: null,
+        message: `${need.size} is not offered in ${region}: the Resource SKUs API lists no virtualMachines SKU of that name there (\`az vm list-skus --location ${region} --size ${need.size} --all\`)${unknown ? `; ${unknown}` : ""}; pick another size or region`,
+      },
+    ];
   }
   const restrictions = found.flatMap((s) => s.restrictions ?? []).filter((r) => appliesTo(r, region));
   // A Location restriction closes the region; any other (Zone, or a type this code does not know) is read as closing its zones.

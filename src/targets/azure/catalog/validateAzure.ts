@@ -6,13 +6,15 @@ import { findTool } from "../../../tools/registry.ts";
 import { ADMIN_NAME_MAX_LINUX, RESERVED_ADMIN_NAMES, REGIONS, regionCapability, sizeCapability } from "./capabilities.ts";
 import type { ResourceSku } from "./quota.ts";
 import { describePreviousGeneration } from "./sizes/previousGeneration.ts";
-import { isKnownSize, sizeFacts, suggestSize } from "./sizes/sizeFacts.ts";
+import { sizeFacts } from "./sizes/sizeFacts.ts";
+import { unknownSizeNote } from "./sizes/unknownSize.ts";
 import { skuSnapshot } from "./sizes/skuSnapshot.ts";
 import { hostKeyProblem } from "../program/cloudInit.ts";
 import { rsaModulusBits, sshKeyType } from "../access/hostKeys.ts";
 import { TOOL_TRAFFIC, addressPlanIssues, cellTraffic } from "../program/network.ts";
 import { hostName, type AzureSettings } from "../program/types.ts";
 import { resourceNameIssues } from "./resourceNames.ts";
+import { accelnetProblem, zoneProblem } from "./hostRules.ts";
 
 /**
  * Everything Azure would refuse, found before the first resource is requested. Each issue
@@ -47,14 +49,8 @@ export function validateForAzure(plan: Plan): DefinitionIssue[] {
           message: `region "${h.region}" is not in latlab's Azure region table (src/targets/azure/catalog/capabilities.ts; known: ${known(Object.keys(REGIONS))}); add it with its source`,
         });
       }
-      if (region && h.zone !== null && !region.zones.includes(h.zone)) {
-        issues.push({
-          path: hostPath(variant.id, h.role, "zone"),
-          message: region.zones.length
-            ? `${region.displayName} has zones ${region.zones.join(", ")}, not ${h.zone}`
-            : `${region.displayName} (${h.region}) has no availability zones (${region.source.url}); a zonal host (zone ${h.zone}) cannot go there. Use zone: null`,
-        });
-      }
+      const zone = zoneProblem(h.region, h.zone);
+      if (zone) issues.push({ path: hostPath(variant.id, h.role, "zone"), message: zone });
       if (h.availabilitySet && h.zone !== null) {
         issues.push({
           path: hostPath(variant.id, h.role, "availabilitySet"),
@@ -104,7 +100,7 @@ export function validateForAzure(plan: Plan): DefinitionIssue[] {
     issues.push({
       path: `measure(${tool})`,
       message: findTool(tool)
-        ? `latlab does not know which traffic ${tool} sends (it runs no server and is not in TOOL_TRAFFIC in src/targets/azure/network.ts: ${Object.keys(TOOL_TRAFFIC).join(", ")}), so it cannot open the NSG for it`
+        ? `latlab does not know which traffic ${tool} sends (it runs no server and is not in TOOL_TRAFFIC in src/targets/azure/program/network.ts: ${Object.keys(TOOL_TRAFFIC).join(", ")}), so it cannot open the NSG for it`
         : `unknown tool "${tool}"`,
     });
   }
@@ -120,19 +116,8 @@ export function sizeIssues(plan: Plan, live?: readonly ResourceSku[]): Definitio
   const issues: DefinitionIssue[] = [];
   for (const variant of plan.variants) {
     for (const h of variant.hosts) {
-      const facts = sizeFacts(h.size, live);
-      if (h.accelnet && facts.acceleratedNetworking === false) {
-        issues.push({
-          path: hostPath(variant.id, h.role, "accelnet"),
-          message: `${h.size}${facts.vcpus === null ? "" : ` (${facts.vcpus} vCPU)`} does not support Accelerated Networking (${
-            facts.origin === "live"
-              ? "Azure's SKU capability AcceleratedNetworkingEnabled is False, read from this subscription's Resource SKUs API"
-              : facts.origin === "snapshot"
-                ? "Azure's SKU capability AcceleratedNetworkingEnabled is False, in latlab's SKU snapshot"
-                : `Microsoft's size page: ${sizeCapability(facts.name)?.source.url ?? "src/targets/azure/catalog/capabilities.ts"}`
-          }); Azure would refuse the NIC (VMSizeIsNotPermittedToEnableAcceleratedNetworking). Set accelnet: false or pick a size that has it`,
-        });
-      }
+      const accelnet = h.accelnet ? accelnetProblem(h.size, sizeFacts(h.size, live)) : undefined;
+      if (accelnet) issues.push({ path: hostPath(variant.id, h.role, "accelnet"), message: accelnet });
     }
   }
   return issues;
@@ -146,11 +131,9 @@ export function azureWarnings(plan: Plan): string[] {
     for (const h of variant.hosts) {
       const facts = sizeFacts(h.size);
       if (facts.previousGeneration) out.add(`${h.size}: ${describePreviousGeneration(h.size, facts.previousGeneration)}. An existing subscription with approved quota may still deploy it; a new one is refused.`);
-      if (!isKnownSize(facts)) {
-        const close = suggestSize(h.size, snapshot);
-        out.add(
-          `${hostPath(variant.id, h.role, "size")}: ${h.size} is not in latlab's SKU snapshot (${Object.keys(snapshot.names).length} sizes, ${snapshot.source.repository}@${snapshot.source.commit.slice(0, 7)})${close ? ` — did you mean "${close}"?` : ""}; its vCPUs and capabilities are UNKNOWN offline and are read from Azure's Resource SKUs API before anything is deployed`,
-        );
+      const unknown = unknownSizeNote(h.size, snapshot);
+      if (unknown) {
+        out.add(`${hostPath(variant.id, h.role, "size")}: ${unknown}; its vCPUs and capabilities are UNKNOWN offline and are read from Azure's Resource SKUs API before anything is deployed`);
       } else if (facts.acceleratedNetworking === null || facts.hyperVGenerations === null) {
         out.add(`${h.size}: vCPUs ${facts.vcpus ?? "UNKNOWN"} and family ${facts.family ?? "UNKNOWN"} known offline; Accelerated Networking, image generation and disk controller are read from Azure's Resource SKUs API before deploying`);
       }

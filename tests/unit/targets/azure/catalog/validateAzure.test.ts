@@ -79,7 +79,7 @@ describe("validateForAzure: what Azure would refuse, before anything is created"
     const issues = validateForAzure(plan);
     expect(paths(issues)).toEqual(["variants[default].hosts.client.region", "variants[default].hosts.server.region"]);
     const warnings = azureWarnings(plan);
-    expect(warnings.filter((w) => w.includes("Standard_Z9_v9 is not in latlab's SKU snapshot"))).toHaveLength(2);
+    expect(warnings.filter((w) => w.includes("Standard_Z9_v9 is not a size latlab knows"))).toHaveLength(2);
     expect(warnings[0]).toMatch(/UNKNOWN offline and are read from Azure's Resource SKUs API before anything is deployed/);
   });
 
