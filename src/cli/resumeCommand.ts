@@ -1,6 +1,8 @@
 /**
- * `latlab resume <runId|dir>`: finishes a run that stopped before every cell was measured (see
- * src/runner/resumeRun.ts), or says exactly why it cannot.
+ * `latlab resume <runId|dir>`: finishes a run that stopped before it finished (see
+ * src/runner/resumeRun.ts) — measuring the cells no folder holds, or, every cell measured,
+ * finishing it (killed in its teardown) or bringing its results back from a rescue folder — or
+ * says exactly why it cannot.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -9,7 +11,7 @@ import { historyFile } from "../history/historyStore.ts";
 import { comparisonTable } from "../report/table.ts";
 import { lockRunFolder } from "../results/outputFolder.ts";
 import { lineProgress, barProgress } from "../runner/progress.ts";
-import { cellsToResume, readRunToResume, RESUME_FOLDER, resumePlan, resumeRun } from "../runner/resumeRun.ts";
+import { pendingWork, resumePlan, resumeRun } from "../runner/resumeRun.ts";
 import { findTarget } from "../targets/registry.ts";
 import { findTool } from "../tools/registry.ts";
 import { sanitizeForTerminal } from "../tools/terminalText.ts";
@@ -39,9 +41,9 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
     .option("--no-history", "do not record the run in the history")
     .action(async (ref: string, opts: { install: boolean; history: string | boolean; retryFailed?: boolean }) => {
       const runDir = runFolder(ref);
-      const { plan, results: earlier } = readRunToResume(runDir);
-      const cells = cellsToResume(plan, earlier, { retryFailed: Boolean(opts.retryFailed) });
-      if (!cells.length && !existsSync(resolve(runDir, RESUME_FOLDER, "results.json"))) {
+      // What is left to do, its rescue folders and a dead resume counted: nothing is changed yet.
+      const { plan, results: earlier, cells, action } = pendingWork(runDir, { retryFailed: Boolean(opts.retryFailed) });
+      if (action === "nothing") {
         const failed = earlier.measurements.filter((m) => m.status === "failed").length;
         process.stdout.write(
           `nothing to resume: every one of the ${plan.cells.length} cells of run ${earlier.runId} was measured${failed ? ` or failed for a reason of its own (${failed}; --retry-failed runs them again)` : ""} (status ${earlier.status})\n`,
@@ -50,13 +52,17 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
       }
       const factory = findTarget(earlier.target);
       if (!factory) throw new Error(`run ${earlier.runId} ran on target "${earlier.target}", which this latlab does not have`);
-      if (!factory.checkResume) {
+      // Results brought back from a rescue folder need no host: the folder's lock (below) keeps a live run's out.
+      const onTarget = action !== "bring-home";
+      if (onTarget && !factory.checkResume) {
         throw new Error(
-          `runs on ${earlier.target} cannot be resumed yet: \`latlab destroy ${runDir}\` tears down what is left of run ${earlier.runId}, and \`latlab run\` measures again (its ${cells.length} cells not measured: ${cells.map((c) => c.id).join(", ")})`,
+          action === "finish"
+            ? `runs on ${earlier.target} cannot be resumed yet: every cell of run ${earlier.runId} was measured, but it stopped before its results were final; \`latlab destroy ${runDir}\` tears down what is left of it`
+            : `runs on ${earlier.target} cannot be resumed yet: \`latlab destroy ${runDir}\` tears down what is left of run ${earlier.runId}, and \`latlab run\` measures again (its ${cells.length} cells not measured: ${cells.map((c) => c.id).join(", ")})`,
         );
       }
       // Before anything else: hosts of the run (or of a resume of it) still up, or its runner alive.
-      await factory.checkResume(earlier.runId, runDir);
+      if (onTarget) await factory.checkResume!(earlier.runId, runDir);
       const lock = lockRunFolder(runDir, earlier.runId, (m) => process.stderr.write(`${m}\n`));
       const controller = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => {
@@ -67,7 +73,8 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
       ignoreHangupWriteErrors(process.stderr);
       for (const s of STOP_SIGNALS) process.on(s, onSignal);
       try {
-        const sub = resumePlan(plan, cells.length ? cells : plan.cells);
+        // Nothing to measure (finishing, bringing back): a plan of no cells, so no host is needed but those left up.
+        const sub = resumePlan(plan, cells);
         const quiet = process.env.CI === "true";
         const progress = quiet || !process.stderr.isTTY ? lineProgress(process.stderr) : barProgress();
         const log = (m: string) => progress.log(m);
@@ -82,9 +89,19 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
           setExitCode(130);
           return;
         }
-        // The hosts the run left up, when they are whole: the same hosts, and its detached clients collected.
-        const reattached = factory.reattach ? await factory.reattach(earlier.runId, runDir, sub, targetOptions) : null;
-        const target = reattached ?? (await factory.create(targetOptions));
+        // The hosts the run left up, when they are whole: the same hosts, and its detached clients
+        // collected — or, finishing a run killed in its teardown, what is left of them torn down.
+        const reattached =
+          onTarget && factory.reattach
+            ? await factory.reattach(earlier.runId, runDir, sub, targetOptions).catch((error: unknown) => {
+                if (action !== "finish") throw error;
+                throw new Error(
+                  `cannot finish run ${earlier.runId} yet (every cell was measured, but it stopped before its results were final, in its teardown): ${(error as Error).message} (after that, \`latlab resume ${ref}\` finishes the run: nothing is measured again)`,
+                );
+              })
+            : null;
+        // Nothing to measure: no new hosts.
+        const target = reattached ?? (action === "measure" ? await factory.create(targetOptions) : null);
         const { results, resumedCells, files } = await resumeRun({
           reattached: reattached !== null,
           runDir,
@@ -111,7 +128,10 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
         for (const line of files.summary()) process.stdout.write(`${line}\n`);
         const resultsFile = files.resultsFile;
         if (!resultsFile) process.stdout.write(`results: NOT SAVED — results.json could be written neither in ${runDir} nor in a rescue folder; the table above is what is left\n`);
-        else process.stdout.write(`results: ${resultsFile} (${resumedCells} cell(s) resumed)\n`);
+        else {
+          const what = action === "finish" ? "finished: no cell measured again" : action === "bring-home" ? "brought back from its rescue folder: no cell measured again" : `${resumedCells} cell(s) resumed`;
+          process.stdout.write(`results: ${resultsFile} (${what})\n`);
+        }
         let code = runExitCode(results);
         if ((files.faults.length || !resultsFile) && code !== 130) code = 1;
         setExitCode(code);

@@ -276,13 +276,19 @@ export function timingLine(results: Pick<Results, "timing">): string | undefined
   const t = results.timing;
   if (!t) return undefined;
   const s = (v: number) => `${v.toFixed(1)} s`;
-  const rest = t.totalSeconds - t.bringUpSeconds - t.cellsSeconds - t.teardownSeconds;
+  // Attempts that were killed (a resumed run) recorded no parts: their time is said as theirs, not as "the rest".
+  const killed = (t.attempts ?? []).filter((a) => !a.finished).reduce((sum, a) => sum + a.totalSeconds, 0);
+  const rest = t.totalSeconds - t.bringUpSeconds - t.cellsSeconds - t.teardownSeconds - killed;
   return (
-    `time: ${s(t.totalSeconds)} = bring-up ${s(t.bringUpSeconds)} + cells ${s(t.cellsSeconds)} + teardown ${s(t.teardownSeconds)}${rest >= 0.05 ? ` + the rest ${s(rest)}` : ""}` +
+    `time: ${s(t.totalSeconds)} = bring-up ${s(t.bringUpSeconds)} + cells ${s(t.cellsSeconds)} + teardown ${s(t.teardownSeconds)}${killed > 0 ? ` + killed attempts ${s(killed)}` : ""}${rest >= 0.05 ? ` + the rest ${s(rest)}` : ""}` +
     `; the tools were asked to measure ${s(t.measurementSeconds)}${t.overhead !== undefined ? `: ${t.overhead.toFixed(2)}× that` : ""}` +
     // Cells of several deployments at once: what one after another would have taken instead.
     (t.concurrentDeployments && t.deployments && t.deployments.length > 1
       ? `; ${t.deployments.length} deployments at the same time (one after another: ${s(t.deployments.reduce((sum, d) => sum + d.readySeconds + d.cellsSeconds, 0))})`
+      : "") +
+    // A resumed run: its time is every attempt's; one that was killed recorded no parts of its own.
+    (t.attempts && t.attempts.length > 1
+      ? `; over ${t.attempts.length} attempts: ${t.attempts.map((a) => `${a.attempt} ${s(a.totalSeconds)}${a.finished ? "" : " (killed: at least that, its parts not recorded)"}, ${a.cellsMeasured} cell(s) measured`).join("; ")}`
       : "")
   );
 }

@@ -35,6 +35,47 @@ export interface RunFilesOptions {
 
 export const rescueFolderName = (runId: string) => `latlab-rescue-${runId}`;
 
+/** Where rescue folders go unless a caller says otherwise, in order. */
+export const defaultRescueRoots = (): string[] => [tmpdir(), "/dev/shm", "/var/tmp"];
+
+/**
+ * The rescue folders a run of `runId` left (those that exist, under `roots`): what its results
+ * folder could not take, for `latlab resume` to bring back.
+ */
+export function findRescueFolders(runId: string, roots: readonly string[] = defaultRescueRoots()): string[] {
+  const found = [...new Set(roots.map((r) => join(resolve(r), rescueFolderName(runId))))];
+  return found.filter((dir) => statSync(dir, { throwIfNoEntry: false })?.isDirectory());
+}
+
+/**
+ * Makes `folder` and the folders above it that are missing, one level at a time. Not Node's
+ * recursive mkdir: on a read-only file system it says ENOENT ("no such file or directory") for a
+ * new folder, hiding the real cause (EROFS); a level at a time, each error is the kernel's own.
+ */
+function makeFolder(folder: string): void {
+  const missing: string[] = [];
+  for (let at = folder; ; at = dirname(at)) {
+    // Throws ENOTDIR (a file on the way), EACCES…: the real cause, with its path.
+    const found = statSync(at, { throwIfNoEntry: false });
+    if (found) {
+      if (!found.isDirectory()) throw Object.assign(new Error(`${at}: a file is in the way`), { code: "ENOTDIR" });
+      break;
+    }
+    if (dirname(at) === at) break;
+    missing.unshift(at);
+  }
+  for (const dir of missing) {
+    try {
+      mkdirSync(dir);
+    } catch (error) {
+      // Made meanwhile (a parallel cell): fine when it is a folder.
+      if (errnoCode(error) === "EEXIST" && statSync(dir, { throwIfNoEntry: false })?.isDirectory()) continue;
+      if (errnoCode(error) === "EEXIST") throw Object.assign(new Error(`${dir}: a file is in the way`), { code: "ENOTDIR", cause: error });
+      throw error;
+    }
+  }
+}
+
 export class RunFiles {
   readonly dir: string;
   readonly runId: string;
@@ -53,7 +94,7 @@ export class RunFiles {
     this.dir = resolve(dir);
     this.runId = options.runId;
     this.warn = options.warn ?? (() => undefined);
-    this.roots = [...new Set((options.rescueRoots ?? [tmpdir(), "/dev/shm", "/var/tmp"]).map((r) => resolve(r)))];
+    this.roots = [...new Set((options.rescueRoots ?? defaultRescueRoots()).map((r) => resolve(r)))];
   }
 
   /** The rescue folder, once something had to be written there. */
@@ -180,13 +221,7 @@ export class RunFiles {
 
   private ensureFolder(folder: string): void {
     if (this.made.has(folder)) return;
-    try {
-      mkdirSync(folder, { recursive: true });
-    } catch (error) {
-      // mkdir -p says EEXIST when a file stands where a folder of the path goes.
-      if (errnoCode(error) === "EEXIST") throw Object.assign(new Error(`${folder}: a file is in the way`), { code: "ENOTDIR", cause: error });
-      throw error;
-    }
+    makeFolder(folder);
     this.made.add(folder);
   }
 

@@ -83,6 +83,32 @@ export const CellTimingSchema = z.object({
 export type CellTiming = z.infer<typeof CellTimingSchema>;
 
 /**
+ * One attempt at a run — `latlab run`, then each `latlab resume` — and the seconds it spent. An
+ * attempt that was killed (`finished: false`) wrote no timing of its own: its totalSeconds is from
+ * its start to its last results.json (a lower bound), its bring-up, cells and teardown are unknown
+ * (absent), and its measurementSeconds is that of the cells it measured.
+ */
+export const AttemptTimingSchema = z.object({
+  /** "run", or "resume N" (the N of the run's `resume.N` fact). */
+  attempt: z.string(),
+  /** The run id it ran under (a resume brings hosts up under an id of its own). */
+  runId: z.string(),
+  startedAt: z.string(),
+  /** Its end; for an attempt that was killed, when it last wrote results.json. */
+  endedAt: z.string(),
+  /** false: killed before it wrote its timing (its seconds are what its last results.json shows). */
+  finished: z.boolean(),
+  /** The cells it measured (status ok) that the results keep. */
+  cellsMeasured: z.number().int().nonnegative(),
+  totalSeconds: z.number().nonnegative(),
+  measurementSeconds: z.number().nonnegative(),
+  bringUpSeconds: z.number().nonnegative().optional(),
+  cellsSeconds: z.number().nonnegative().optional(),
+  teardownSeconds: z.number().nonnegative().optional(),
+});
+export type AttemptTiming = z.infer<typeof AttemptTimingSchema>;
+
+/**
  * Where the run's wall time went, in seconds: bring-up (target.up), cells (every step of every
  * deployment: connecting, setup, clients, collection), teardown, total (start to results); and
  * `measurementSeconds`, the sum over cells of what their tools were asked to measure, with
@@ -107,6 +133,12 @@ export const RunTimingSchema = z.object({
    * before its first cell); cellsSeconds running its cells.
    */
   deployments: z.array(z.object({ deployment: z.string(), readySeconds: z.number().nonnegative(), cellsSeconds: z.number().nonnegative() })).optional(),
+  /**
+   * A run finished by `latlab resume`: every attempt, in order. The fields above are then sums
+   * over them (bring-up, cells and teardown over the attempts that recorded theirs). Absent: the
+   * run was made in one attempt.
+   */
+  attempts: z.array(AttemptTimingSchema).optional(),
 });
 export type RunTiming = z.infer<typeof RunTimingSchema>;
 

@@ -17,20 +17,22 @@
  * (each deployment counted in the wave the run planned it in). A deployment results.json names
  * no wave for is refused, saying so, rather than brought up beside the others.
  */
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, mkdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, mkdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import type { Cell, Plan } from "../plan/types.ts";
 import { PlanSchema } from "../plan/types.ts";
 import { comparePairs, compareVariants, type SampledMeasurement } from "../results/comparisons.ts";
 import { waveOfDeployment, type WavePlan } from "../plan/waves.ts";
-import { withWaveNotes, type WavesRecord } from "../results/waveRecords.ts";
-import { ResultsSchema, type Measurement, type Results } from "../results/schema.ts";
+import { mergeTeardown, withWaveNotes, type WavesRecord } from "../results/waveRecords.ts";
+import { ResultsSchema, type AttemptTiming, type Measurement, type Results, type RunTiming, type TeardownReport } from "../results/schema.ts";
+import { describeFsError } from "../results/fsErrors.ts";
+import { writeResults } from "../results/writeResults.ts";
 import type { Target } from "../targets/target.ts";
 import type { Connect } from "./connections.ts";
 import type { Progress } from "./progress.ts";
 import { NO_SHAPING, runExperiment, runStatus } from "./runExperiment.ts";
-import { RunFiles } from "../results/runFiles.ts";
+import { findRescueFolders, RunFiles } from "../results/runFiles.ts";
 import { cellSlug } from "./cellRunner.ts";
 import { readDetachedState, type DetachedState } from "./detachedState.ts";
 
@@ -149,6 +151,63 @@ export function resumeWaves(sub: Plan, waves: WavesRecord | undefined, runDir: s
 /** How many times the run was resumed before (its `resume.N` facts). */
 const resumesIn = (results: Results) => Object.keys(results.environment.facts).filter((k) => /^resume\.\d+$/.test(k)).length;
 
+const secondsBetween = (from: string, to: string) => Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000) || 0;
+const okCells = (measurements: readonly Measurement[]) => measurements.filter((m) => m.status === "ok");
+const measuredSeconds = (measurements: readonly Measurement[]) => measurements.reduce((s, m) => s + (m.timing?.measurementSeconds ?? 0), 0);
+
+/**
+ * The attempts a run's results account for: those recorded (a run resumed before), else the run
+ * itself — with its timing when it wrote one; killed (status still running), with what its last
+ * results.json shows: its start to that write, and the cells it had measured.
+ */
+export function attemptsOf(results: Results): AttemptTiming[] {
+  const t = results.timing;
+  if (t?.attempts) return t.attempts.map((a) => ({ ...a }));
+  const ok = okCells(results.measurements);
+  const base = { attempt: "run", runId: results.runId, startedAt: results.startedAt, endedAt: results.finishedAt, cellsMeasured: ok.length };
+  if (t) return [{ ...base, finished: true, totalSeconds: t.totalSeconds, measurementSeconds: t.measurementSeconds, bringUpSeconds: t.bringUpSeconds, cellsSeconds: t.cellsSeconds, teardownSeconds: t.teardownSeconds }];
+  // No timing: killed before its end (or made by a latlab that did not record it).
+  return [{ ...base, finished: results.status !== "running", totalSeconds: secondsBetween(results.startedAt, results.finishedAt), measurementSeconds: measuredSeconds(ok) }];
+}
+
+/**
+ * A run's timing over all its attempts: every second summed (bring-up, cells and teardown over
+ * the attempts that recorded theirs), each deployment's seconds summed over the timings that
+ * name it, and the attempts themselves. Never the first attempt's alone.
+ */
+export function timingOver(attempts: readonly AttemptTiming[], timings: readonly (RunTiming | undefined)[]): RunTiming {
+  const sum = (of: (a: AttemptTiming) => number | undefined) => attempts.reduce((s, a) => s + (of(a) ?? 0), 0);
+  const totalSeconds = sum((a) => a.totalSeconds);
+  const measurementSeconds = sum((a) => a.measurementSeconds);
+  const deployments = new Map<string, { readySeconds: number; cellsSeconds: number }>();
+  for (const t of timings) {
+    for (const d of t?.deployments ?? []) {
+      const c = deployments.get(d.deployment) ?? { readySeconds: 0, cellsSeconds: 0 };
+      deployments.set(d.deployment, { readySeconds: c.readySeconds + d.readySeconds, cellsSeconds: c.cellsSeconds + d.cellsSeconds });
+    }
+  }
+  const concurrent = timings.map((t) => t?.concurrentDeployments).filter((c): c is boolean => c !== undefined).at(-1);
+  return {
+    bringUpSeconds: sum((a) => a.bringUpSeconds),
+    cellsSeconds: sum((a) => a.cellsSeconds),
+    teardownSeconds: sum((a) => a.teardownSeconds),
+    totalSeconds,
+    measurementSeconds,
+    ...(measurementSeconds > 0 ? { overhead: totalSeconds / measurementSeconds } : {}),
+    ...(concurrent !== undefined ? { concurrentDeployments: concurrent } : {}),
+    ...(deployments.size ? { deployments: [...deployments].map(([deployment, c]) => ({ deployment, ...c })) } : {}),
+    attempts: [...attempts],
+  };
+}
+
+/** The comparisons over `measurements`, with the run's wave notes when it went in waves. */
+function comparisonsOver(plan: Plan, waves: WavesRecord | undefined, measurements: Measurement[], sampled: SampledMeasurement[]): Results["comparisons"] {
+  const comparisons = compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells);
+  // A run made in waves keeps its wave notes (a FLAGGED comparison stays flagged): each
+  // deployment counted in the wave the run planned it in (a resume brings it up in that wave's place).
+  return waves && waves.planned > 1 ? withWaveNotes(comparisons, measurements, waveOfDeployment(plannedWaves(waves).map((deployments) => ({ deployments })))) : comparisons;
+}
+
 /**
  * The run's results with the resumed cells in: every plan cell's measurement (the resumed one
  * where there is one), comparisons made again over all samples, the status of the whole, the
@@ -216,13 +275,27 @@ export function mergeResumed(
     },
     variants,
     measurements,
-    // A run made in waves keeps its wave notes (a FLAGGED comparison stays flagged): each
-    // deployment counted in the wave the run planned it in (a resume brings it up in that wave's place).
-    comparisons: earlier.waves && earlier.waves.planned > 1
-      ? withWaveNotes(compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells), measurements, waveOfDeployment(plannedWaves(earlier.waves).map((deployments) => ({ deployments }))))
-      : compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells),
+    comparisons: comparisonsOver(plan, earlier.waves, measurements, sampled),
     pairComparisons: comparePairs(sampled, plan.cells),
     teardown: resumed.teardown,
+    // Every attempt's time, this one's added: not the first attempt's alone.
+    timing: timingOver(
+      [
+        ...attemptsOf(earlier),
+        {
+          attempt: `resume ${n}`,
+          runId: resumed.runId,
+          startedAt: resumed.startedAt,
+          endedAt: resumed.finishedAt,
+          finished: true,
+          cellsMeasured: measuredNow,
+          totalSeconds: resumed.timing?.totalSeconds ?? secondsBetween(resumed.startedAt, resumed.finishedAt),
+          measurementSeconds: resumed.timing?.measurementSeconds ?? measuredSeconds(okCells(resumed.measurements)),
+          ...(resumed.timing ? { bringUpSeconds: resumed.timing.bringUpSeconds, cellsSeconds: resumed.timing.cellsSeconds, teardownSeconds: resumed.timing.teardownSeconds } : {}),
+        },
+      ],
+      [earlier.timing, resumed.timing],
+    ),
   };
 }
 
@@ -256,7 +329,12 @@ export interface ResumeOptions {
   runDir: string;
   /** The run id the resumed hosts are brought up under (a new one: the earlier run's names may still be taken). */
   resumeRunId: string;
-  target: Target;
+  /**
+   * Where the cells are measured; with `reattached`, the hosts the run left up (torn down at the
+   * end). Null only when the caller found nothing to measure (see {@link pendingWork}): a run is
+   * then finished without any host.
+   */
+  target: Target | null;
   progress: Progress;
   signal: AbortSignal;
   connect?: Connect;
@@ -268,6 +346,8 @@ export interface ResumeOptions {
   now?: () => Date;
   /** `target` holds the hosts the run left up (TargetFactory.reattach): detached clients it started are collected, not started again. */
   reattached?: boolean;
+  /** Where the run's rescue folders may be (RunFiles' rescueRoots; default: where RunFiles puts them). */
+  rescueRoots?: readonly string[];
 }
 
 export interface ResumeOutcome {
@@ -277,49 +357,263 @@ export interface ResumeOutcome {
   files: RunFiles;
 }
 
-/**
- * A resume that died (SIGKILL) left its measurements in RESUME_FOLDER: they are folded into the
- * run first — its finished cells, so a second resume neither measures them again nor loses them,
- * and the raw files of every cell it began (a detached client's detached.json and collected copy
- * among them, for a resume on its hosts to re-attach to), the run's earlier ones kept beside them.
- */
-function salvage(runDir: string, plan: Plan, earlier: Results, log: (m: string) => void): Results {
+/** What a dead resume left in RESUME_FOLDER: its results.json (if readable), its measured cells, how many cells it began. */
+function deadResume(runDir: string): { dead: Results | undefined; ok: Measurement[]; begun: number } {
   const work = join(runDir, RESUME_FOLDER);
-  if (!existsSync(join(work, "results.json")) && !existsSync(join(work, "raw"))) return earlier;
+  if (!existsSync(join(work, "results.json")) && !existsSync(join(work, "raw"))) return { dead: undefined, ok: [], begun: 0 };
   let dead: Results | undefined;
   try {
     dead = ResultsSchema.parse(JSON.parse(readFileSync(join(work, "results.json"), "utf8")));
   } catch {
     dead = undefined;
   }
-  const ok = dead?.measurements.filter((m) => m.status === "ok") ?? [];
   const begun = existsSync(join(work, "raw")) ? readdirSync(join(work, "raw")).length : 0;
+  return { dead, ok: okCells(dead?.measurements ?? []), begun };
+}
+
+/**
+ * A resume that died (SIGKILL) left its measurements in RESUME_FOLDER: they are folded into the
+ * run first — its finished cells, so a second resume neither measures them again nor loses them,
+ * and the raw files of every cell it began (a detached client's detached.json and collected copy
+ * among them, for a resume on its hosts to re-attach to), the run's earlier ones kept beside them.
+ * Its time is one attempt of the run's (killed: up to its last results.json).
+ */
+function salvage(runDir: string, earlier: Results, log: (m: string) => void): Results {
+  const work = join(runDir, RESUME_FOLDER);
+  const { dead, ok, begun } = deadResume(runDir);
   if (!ok.length && !begun) return earlier;
   const n = resumesIn(earlier) + 1;
   moveInto(work, runDir, { n, carried: new Set() });
   log(`a resume of this run stopped before it finished: its ${ok.length} measured cell(s) are kept${begun ? `, and the raw files of the ${begun} cell(s) it began` : ""}`);
   const what = `a resume${dead ? ` (run ${dead.runId})` : ""} stopped before it finished; ${ok.length} cell(s) it measured are kept${begun ? `, and the raw files of the ${begun} cell(s) it began (the run's earlier ones as <cell>.before-resume-${n})` : ""}`;
+  const attempts = [
+    ...attemptsOf(earlier),
+    ...(dead
+      ? [{ attempt: `resume ${n}`, runId: dead.runId, startedAt: dead.startedAt, endedAt: dead.finishedAt, finished: false, cellsMeasured: ok.length, totalSeconds: secondsBetween(dead.startedAt, dead.finishedAt), measurementSeconds: measuredSeconds(ok) }]
+      : []),
+  ];
   return {
     ...earlier,
     measurements: [...earlier.measurements.filter((m) => !ok.some((o) => o.cell === m.cell)), ...ok],
     environment: { ...earlier.environment, facts: { ...earlier.environment.facts, [`resume.${n}`]: `${dead?.startedAt ?? new Date().toISOString()}: ${what}` } },
+    timing: timingOver(attempts, [earlier.timing]),
   };
 }
 
-/** Runs what the run did not measure and writes the merged results.json. */
+/**
+ * Of two results.json of one run (its folder's and a rescue folder's), the one to go on from: a
+ * final one over one still "running", else the later written; two "running" ones are merged
+ * cell by cell (the later's measurement of a cell over the earlier's), in the plan's order.
+ */
+function newerResults(plan: Plan, a: Results, b: Results): Results {
+  const rank = (r: Results) => [r.status === "running" ? 0 : 1, Date.parse(r.finishedAt) || 0] as const;
+  const [ra, rb] = [rank(a), rank(b)];
+  const [older, newer] = ra[0] < rb[0] || (ra[0] === rb[0] && ra[1] <= rb[1]) ? [a, b] : [b, a];
+  if (newer.status !== "running") return newer;
+  const byCell = new Map(older.measurements.map((m) => [m.cell, m]));
+  for (const m of newer.measurements) byCell.set(m.cell, m);
+  return { ...newer, measurements: plan.cells.flatMap((c) => byCell.get(c.id) ?? []) };
+}
+
+/** The files under `dir`, relative to it. */
+const filesUnder = (dir: string): string[] => (readdirSync(dir, { recursive: true }) as string[]).filter((rel) => statSync(join(dir, rel)).isFile()).sort();
+
+/** The run's rescue folders, and the results.json they hold merged with the run folder's (in memory: nothing moved). */
+function readRescued(runDir: string, plan: Plan, earlier: Results, roots: readonly string[] | undefined): { folders: string[]; results: Results } {
+  const folders = findRescueFolders(earlier.runId, roots).filter((f) => resolve(f) !== resolve(runDir));
+  let results = earlier;
+  for (const rescue of folders) {
+    const file = join(rescue, "results.json");
+    if (!existsSync(file)) continue;
+    let theirs: Results;
+    try {
+      theirs = ResultsSchema.parse(JSON.parse(readFileSync(file, "utf8")));
+    } catch (error) {
+      throw new ResumeError(`cannot resume ${runDir}: its rescue folder ${rescue} holds a results.json latlab cannot read (${(error as Error).message.split("\n")[0]}); move that folder away (its cells are then measured again) and resume`);
+    }
+    if (theirs.runId !== earlier.runId) throw new ResumeError(`cannot resume ${runDir}: ${file} is run ${theirs.runId}'s, not run ${earlier.runId}'s; move that folder away and resume`);
+    results = newerResults(plan, results, theirs);
+  }
+  return { folders, results };
+}
+
+/**
+ * Brings what the run could not write in its folder (a full disk, a folder gone read-only) back
+ * from its rescue folders (RunFiles): every file (the later written where both folders have one),
+ * and results.json merged with the folder's (newerResults), written into the run folder; then the
+ * rescue folders are removed. So a resume measures only what no folder holds. Throws a
+ * ResumeError naming the path and the cause when the run folder still cannot take them; nothing
+ * is removed then.
+ */
+function bringRescueHome(runDir: string, plan: Plan, earlier: Results, roots: readonly string[] | undefined, at: string, log: (m: string) => void): { results: Results; folders: string[] } {
+  const { folders, results: merged } = readRescued(runDir, plan, earlier, roots);
+  if (!folders.length) return { results: earlier, folders };
+  let results = merged;
+  let copied = 0;
+  for (const rescue of folders) {
+    for (const rel of filesUnder(rescue)) {
+      if (rel === "results.json" || rel === "results.json.tmp") continue;
+      const from = join(rescue, rel);
+      const to = join(runDir, rel);
+      // The run folder's copy was written after the rescue folder's (the folder took files again).
+      const here = statSync(to, { throwIfNoEntry: false });
+      if (here?.isFile() && here.mtimeMs > statSync(from).mtimeMs) continue;
+      try {
+        mkdirSync(dirname(to), { recursive: true });
+        // A copy, not a rename: the rescue folder is on another file system as a rule.
+        copyFileSync(from, to);
+      } catch (error) {
+        throw new ResumeError(`cannot resume ${runDir}: cannot bring ${from} back to ${to}: ${describeFsError(error)}; the rescue folder ${rescue} is kept as it is`);
+      }
+      copied++;
+    }
+  }
+  // Cells' warnings that a file is in the rescue folder: it is back where results.json says.
+  const home = (w: string) => {
+    const m = /^(\S+) is in (\S+): the results folder could not take it$/.exec(w);
+    return m && folders.some((f) => m[2]!.startsWith(`${f}/`)) ? `${m[1]} was kept in ${m[2]} (the results folder could not take it), brought back by latlab resume` : w;
+  };
+  results = {
+    ...results,
+    measurements: results.measurements.map((m) => ({ ...m, warnings: m.warnings.map(home) })),
+    environment: {
+      ...results.environment,
+      facts: { ...results.environment.facts, rescued: `${at}: ${copied} file(s)${folders.some((f) => existsSync(join(f, "results.json"))) ? " and results.json" : ""} brought back from the rescue folder ${folders.join(", ")} (the results folder could not take them when they were written)` },
+    },
+  };
+  try {
+    writeResults(runDir, results);
+  } catch (error) {
+    throw new ResumeError(`cannot resume ${runDir}: ${(error as Error).message}; the rescue folder ${folders.join(", ")} is kept as it is`);
+  }
+  for (const f of folders) rmSync(f, { recursive: true, force: true });
+  log(`brought back ${copied} file(s) and the cells they hold from the rescue folder ${folders.join(", ")} into ${runDir}`);
+  return { results, folders };
+}
+
+/** What `latlab resume` has to do for a run, found without changing anything. */
+export interface PendingWork {
+  plan: Plan;
+  /** The run's results as a resume will go on from them (its rescue folders' and a dead resume's cells in). */
+  results: Results;
+  /** The cells to measure. */
+  cells: Cell[];
+  /**
+   * "measure": cells to measure. "finish": every cell measured, but the run (or a resume of it)
+   * stopped before its results were final — in its teardown, say: the teardown is checked, the
+   * comparisons, status and report made. "bring-home": the final results are in a rescue folder:
+   * brought back. "nothing": the results are final.
+   */
+  action: "measure" | "finish" | "bring-home" | "nothing";
+}
+
+/** See {@link PendingWork}. */
+export function pendingWork(runDir: string, options: { retryFailed?: boolean; rescueRoots?: readonly string[] } = {}): PendingWork {
+  const { plan, results: inFolder } = readRunToResume(runDir);
+  const rescued = readRescued(runDir, plan, inFolder, options.rescueRoots);
+  const { dead, ok, begun } = deadResume(runDir);
+  const results = ok.length ? { ...rescued.results, measurements: [...rescued.results.measurements.filter((m) => !ok.some((o) => o.cell === m.cell)), ...ok] } : rescued.results;
+  const cells = cellsToResume(plan, results, { retryFailed: Boolean(options.retryFailed) });
+  const action = cells.length ? "measure" : results.status === "running" || ok.length || begun || dead ? "finish" : rescued.folders.length ? "bring-home" : "nothing";
+  return { plan, results, cells, action };
+}
+
+/**
+ * A run whose every cell was measured but whose results are not final (killed in its teardown,
+ * or a resume of it killed): finished without measuring — what it left up torn down (`target`,
+ * the hosts re-attached to; null: the caller found nothing of it left up), then results.json as
+ * the run's own end writes it: status from the cells, comparisons, the teardown, every attempt's time.
+ */
+async function finishRun(runDir: string, plan: Plan, earlier: Results, options: ResumeOptions, log: (m: string) => void): Promise<ResumeOutcome> {
+  const startedAt = (options.now?.() ?? new Date()).toISOString();
+  const clock = performance.now();
+  const n = resumesIn(earlier) + 1;
+  const target = options.reattached ? options.target : null;
+  log(`run ${earlier.runId}: every one of its ${plan.cells.length} cells was measured, but it stopped before its results were final: finishing it without measuring anything${target ? ", tearing down what it left up" : ""}`);
+  let report: TeardownReport = { status: "ok", errors: [], removed: [] };
+  if (target) {
+    try {
+      report = await target.down();
+    } catch (error) {
+      report = { status: "failed", errors: [`teardown threw: ${(error as Error).message}`], removed: [] };
+    }
+    if (report.status === "failed") log(`teardown FAILED:\n  ${report.errors.join("\n  ")}`);
+  }
+  const teardownSeconds = (performance.now() - clock) / 1000;
+  const teardown = earlier.teardown.status === "not-started" ? report : mergeTeardown(earlier.teardown, report, `resume ${n}: `);
+  const files = new RunFiles(runDir, { runId: earlier.runId, warn: log, ...(options.rescueRoots ? { rescueRoots: options.rescueRoots } : {}) });
+  const byCell = new Map(earlier.measurements.map((m) => [m.cell, m]));
+  const measurements = plan.cells.flatMap((c) => byCell.get(c.id) ?? []);
+  const samplesOf = (m: Measurement) => {
+    const path = m.samplesFile ? files.locate(m.samplesFile) : undefined;
+    return path ? readFileSync(path, "utf8").split("\n").filter(Boolean).map(Number) : [];
+  };
+  const sampled: SampledMeasurement[] = measurements.map((measurement) => ({ measurement, samples: measurement.status === "ok" ? samplesOf(measurement) : [] }));
+  const ok = okCells(measurements).length;
+  const status = runStatus({ aborted: false, ok, cells: plan.cells.length });
+  const error = status === "failed" ? `no cell was measured; first failure: ${measurements.find((m) => m.error)?.error ?? "unknown"}` : undefined;
+  const finishedAt = (options.now?.() ?? new Date()).toISOString();
+  const torn = target ? `the hosts it left up torn down (${report.status}${report.removed.length ? `, ${report.removed.length} item(s) removed` : ""})` : "nothing of its hosts was left up (checked before the resume)";
+  const { error: _inProgress, ...rest } = earlier;
+  const results: Results = {
+    ...rest,
+    finishedAt,
+    status,
+    ...(error ? { error } : {}),
+    environment: {
+      ...earlier.environment,
+      facts: {
+        ...earlier.environment.facts,
+        ...Object.fromEntries(Object.entries(options.facts ?? {}).map(([k, v]) => [`resume.${n}.${k}`, v])),
+        [`resume.${n}`]: `${startedAt}: every cell had been measured, but the run stopped before its results were final (in its teardown, or a resume of it was stopped); finished without measuring anything: ${torn}; status, comparisons and report made from its ${measurements.length} cells; run ${options.resumeRunId}`,
+      },
+    },
+    measurements,
+    comparisons: comparisonsOver(plan, earlier.waves, measurements, sampled),
+    pairComparisons: comparePairs(sampled, plan.cells),
+    teardown,
+    timing: timingOver(
+      [
+        ...attemptsOf(earlier),
+        { attempt: `resume ${n}`, runId: options.resumeRunId, startedAt, endedAt: finishedAt, finished: true, cellsMeasured: 0, totalSeconds: secondsBetween(startedAt, finishedAt) || teardownSeconds, measurementSeconds: 0, bringUpSeconds: 0, cellsSeconds: 0, teardownSeconds },
+      ],
+      [earlier.timing],
+    ),
+  };
+  files.writeResults(results, true);
+  rmSync(join(runDir, RESUME_FOLDER), { recursive: true, force: true });
+  return { results, resumedCells: 0, files };
+}
+
+/**
+ * Runs what the run did not measure and writes the merged results.json. First brings back what
+ * its rescue folders hold and what a dead resume measured: only what no folder holds is measured.
+ * With nothing to measure, a run whose results are not final is finished (finishRun); results
+ * brought back final are the run's; final results, nothing else, are "nothing to resume".
+ */
 export async function resumeRun(options: ResumeOptions): Promise<ResumeOutcome> {
   const { runDir } = options;
   const log = (m: string) => options.progress.log(m);
   const read = readRunToResume(runDir);
   const { plan } = read;
-  const earlier = salvage(runDir, plan, read.results, log);
+  const home = bringRescueHome(runDir, plan, read.results, options.rescueRoots, (options.now?.() ?? new Date()).toISOString(), log);
+  const earlier = salvage(runDir, home.results, log);
   const cells = cellsToResume(plan, earlier, { retryFailed: Boolean(options.retryFailed) });
   if (!cells.length) {
+    if (earlier.status === "running" || earlier !== home.results) return finishRun(runDir, plan, earlier, options, log);
+    if (home.folders.length) {
+      // The final results were in a rescue folder: now in the run folder, the run's as they were.
+      const files = new RunFiles(runDir, { runId: earlier.runId, warn: log });
+      files.resultsFile = join(runDir, "results.json");
+      return { results: earlier, resumedCells: 0, files };
+    }
     const failed = earlier.measurements.filter((m) => m.status === "failed").length;
     throw new ResumeError(
       `nothing to resume in ${runDir}: every one of its ${plan.cells.length} cells was measured${failed ? ` or failed for a reason of its own (${failed}; --retry-failed runs them again)` : ""} (status ${earlier.status})`,
     );
   }
+  if (!options.target) throw new ResumeError(`cannot resume ${runDir}: ${cells.length} cell(s) to measure, and no target to measure them on`);
+  const target = options.target;
   const sub = resumePlan(plan, cells);
   // A run made in waves: its own waves again (hosts re-attached to are up already: no wave to bring up).
   const waves = options.reattached ? undefined : resumeWaves(sub, earlier.waves, runDir);
@@ -344,7 +638,7 @@ export async function resumeRun(options: ResumeOptions): Promise<ResumeOutcome> 
   const resumed = await runExperiment({
     source: earlier.experiment.source,
     plan: sub,
-    target: options.target,
+    target,
     runId: options.resumeRunId,
     runDir: work,
     progress: options.progress,
