@@ -5,11 +5,12 @@ import type { Cell } from "../plan/types.ts";
 import { RunFiles } from "../results/runFiles.ts";
 import type { Measurement } from "../results/schema.ts";
 import { summarize } from "../results/summarize.ts";
-import type { HostEndpoint } from "../targets/target.ts";
+import type { HostCheck, HostEndpoint } from "../targets/target.ts";
 import { findTool } from "../tools/registry.ts";
 import type { ClientOutput, ToolModule } from "../tools/types.ts";
 import { followDetached } from "./detachedClient.ts";
 import { DETACHED_STATE_FILE, type DetachedState } from "./detachedState.ts";
+import { serverExit, type RunningServer } from "./servers.ts";
 import { ConnectionLostError, connectionLost, execWithTimeout, lostDuring, shellQuote } from "./ssh.ts";
 
 /** First port a measure's server listens on; measure i uses BASE_PORT + i. */
@@ -18,7 +19,16 @@ export const BASE_PORT = 11_000;
 export interface CellContext {
   cell: Cell;
   client: { endpoint: HostEndpoint; ssh: NodeSSH; assetsDir: string };
-  server: { endpoint: HostEndpoint; ssh: NodeSSH };
+  /** `process`: the tool's server this cell's client talks to (none for ping): checked when the cell fails, to name its death as the cause. */
+  server: { endpoint: HostEndpoint; ssh: NodeSSH; process?: RunningServer | undefined };
+  /**
+   * The target's check of the deployment's hosts' network (Target.checkHosts), run before the
+   * client (restores what a link flap took; a link still down fails the cell at once, naming
+   * it) and after a failure (a route lost or a link down during the cell is its first cause).
+   */
+  checkNetwork?: () => Promise<HostCheck>;
+  /** What the runner did for this cell before it (a dead server restarted), kept as warnings. */
+  notes?: readonly string[];
   runDir: string;
   /** Where the cell's raw and samples files go (runDir, or a rescue folder when it fails); made from runDir when absent. */
   files?: RunFiles;
@@ -94,7 +104,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
   const slug = cellSlug(cell.id);
   const store = ctx.files ?? new RunFiles(ctx.runDir, { runId: basename(ctx.runDir) });
   const raw: string[] = [];
-  const warnings: string[] = [];
+  const warnings: string[] = [...(ctx.notes ?? [])];
   // Written inside the cell's own error handling: a file that can be written nowhere fails this
   // cell, naming it, and no other; one the results folder refused is kept in the rescue folder.
   const put = (rel: string, text: string) => {
@@ -122,8 +132,33 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
   };
   const base = { ...cellFields(cell), startedAt };
   const fail = (error: string) => failedCell(cell, error, { startedAt, warnings, raw });
+  /**
+   * A cell that failed after its client started: what the client said is often only a symptom
+   * ("connection closed by peer", "Network is unreachable"). Named first when found: the
+   * server's death, a link down or routes the kernel dropped (restored now for the next cell).
+   */
+  const failWithCause = async (error: string) => {
+    const causes: string[] = [];
+    const net = await ctx.checkNetwork?.().catch((e: unknown) => ({ restored: [], problems: [`could not check the hosts' network: ${(e as Error).message}`] }));
+    if (net) causes.push(...net.problems, ...net.restored.map((r) => `during the cell, ${r}`));
+    const server = ctx.server.process;
+    if (server) {
+      const exited = await serverExit(ctx.server.ssh, server, ctx.signal).catch(() => undefined);
+      if (exited) causes.push(exited);
+    }
+    return fail(causes.length ? `${causes.join("; ")}; then: ${error}` : error);
+  };
 
   if (!targetAddress || !spec) return fail(`${cell.to} has no ${cell.path} address on this target`);
+  if (ctx.checkNetwork && !again) {
+    // Before the client: a link that came back has its routes again; one still down fails this cell now, naming it.
+    const net = await ctx.checkNetwork().catch((e: unknown) => ({ restored: [], problems: [`could not check the hosts' network: ${(e as Error).message}`] }));
+    for (const r of net.restored) {
+      warnings.push(`before this cell, ${r}`);
+      ctx.log?.(`${cell.id}: ${r}`);
+    }
+    if (net.problems.length) return fail(`not measured: ${net.problems.join("; ")}`);
+  }
   if (offered && !again) warnings.push(`not re-attached: the client the earlier runner started (${offered.state.outputFile} on ${offered.state.host}) is not this cell's on this host; measured again`);
   try {
     keep("command.txt", `${spec.command}\n`);
@@ -170,7 +205,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
         start = launched;
         keep("stdout.txt", launched.stdout);
         keep("stderr.txt", launched.stderr);
-        if (launched.exitCode !== 0) return fail(`${cell.tool} on ${cell.from} did not start: ${(launched.stderr || launched.stdout).trim()}`);
+        if (launched.exitCode !== 0) return await failWithCause(`${cell.tool} on ${cell.from} did not start: ${(launched.stderr || launched.stdout).trim()}`);
         deadline = Date.now() + spec.timeoutSeconds * 1000;
         // Created (in the results folder, or the rescue folder) and listed before following: what
         // was collected is kept under raw/ even if following fails.
@@ -217,7 +252,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
       });
       keep("stdout.txt", done.stdout);
       keep("stderr.txt", done.stderr);
-      if (done.timedOut) return fail(`${cell.tool} on ${cell.from} timed out after ${spec.timeoutSeconds} s`);
+      if (done.timedOut) return await failWithCause(`${cell.tool} on ${cell.from} timed out after ${spec.timeoutSeconds} s`);
       run = done;
     }
     const clientEnded = performance.now();
@@ -248,7 +283,7 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
       result = tool.parse(output, cell.params);
     } catch (error) {
       if (serverLoss) return fail(`${serverLoss}; then: ${(error as Error).message}`);
-      throw error;
+      return await failWithCause((error as Error).message);
     }
     if (serverLoss) warnings.push(`${serverLoss}; the client's output does not travel on that connection and is kept`);
     const summary = summarize(result);
@@ -282,6 +317,8 @@ export async function runCell(ctx: CellContext, tool: ToolModule = findTool(ctx.
       samples: result.samples,
     };
   } catch (error) {
-    return fail(lostDuring(ctx.client.endpoint, error, `${cell.tool} client`) ?? (error as Error).message);
+    const lost = lostDuring(ctx.client.endpoint, error, `${cell.tool} client`);
+    // The client's host cut off: its network and the server are not what failed this cell.
+    return lost ? fail(lost) : await failWithCause((error as Error).message);
   }
 }

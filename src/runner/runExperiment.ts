@@ -16,7 +16,7 @@ import { findTool } from "../tools/registry.ts";
 import { BASE_PORT, cellSlug, cellWorkDir, failedCell, runCell } from "./cellRunner.ts";
 import type { DetachedState } from "./detachedState.ts";
 import type { Progress } from "./progress.ts";
-import { serverRunning, startServer, stopServer, stopServers, type RunningServer } from "./servers.ts";
+import { serverExit, startServer, stopServer, stopServers, type RunningServer } from "./servers.ts";
 import { ensureAssets } from "./assets.ts";
 import { connectHost, execWithTimeout, lostDuring, shellQuote } from "./ssh.ts";
 import { DETACHED_RECONNECT_DELAYS_MS, HostConnections, type Connect } from "./connections.ts";
@@ -659,12 +659,16 @@ class DeploymentSession {
     const key = `${cell.to}/${cell.measure}/${tool.serverListensOnAll ? "*" : bindAddress}`;
     const known = this.started.get(key);
     const generation = connections.generation(cell.to);
-    if (known?.server && known.generation !== generation) {
-      // The server's host was reconnected since: the server may have gone with the old connection.
+    const notes: string[] = [];
+    if (known?.server) {
+      // Before every cell (servers outlive cells and repetitions): a server may have died since
+      // the last one (killed, crashed) or gone with its host's replaced connection.
       const s = known.server;
-      if (await on(server, "server", () => serverRunning(serverSsh, s, signal))) known.generation = generation;
+      const exited = await on(server, "server", () => serverExit(serverSsh, s, signal));
+      if (exited === undefined) known.generation = generation;
       else {
-        progress.log(`${this.deploymentId}/${cell.to}: ${tool.name} server (pid ${s.pid}) is no longer running and listening after the reconnect; restarting it`);
+        progress.log(`${this.deploymentId}/${cell.to}: ${exited}; restarting it`);
+        notes.push(`${exited} before this cell; restarted`);
         // Gone, or alive but no longer listening: either way it must not linger beside its successor.
         await stopServer(serverSsh, s).catch(() => undefined);
         this.started.delete(key);
@@ -693,7 +697,10 @@ class DeploymentSession {
         {
           cell,
           client: { endpoint: client, ssh: connections.get(cell.from), assetsDir: clientAssets },
-          server: { endpoint: server, ssh: connections.get(cell.to) },
+          server: { endpoint: server, ssh: connections.get(cell.to), process: this.started.get(key)?.server },
+          // One interface for every target: the local one restores routes a link flap dropped; a target without it has nothing to check.
+          ...(this.options.target.checkHosts ? { checkNetwork: () => this.options.target.checkHosts!(cell.deployment) } : {}),
+          notes,
           runDir: this.options.runDir,
           files: this.options.files,
           signal,

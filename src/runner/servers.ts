@@ -1,3 +1,4 @@
+import { constants } from "node:os";
 import type { NodeSSH } from "node-ssh";
 import type { HostEndpoint } from "../targets/target.ts";
 import type { ToolModule } from "../tools/types.ts";
@@ -9,6 +10,8 @@ export interface RunningServer {
   port: number;
   pid: number;
   log: string;
+  /** Where the server's exit status is written when it ends (servers started before this field: absent). */
+  status?: string;
 }
 
 /** How long a started server may take to listen on its port. */
@@ -48,15 +51,21 @@ export async function startServer(
   const name = `${tool.name}-${spec.port}${bindAddress === "0.0.0.0" ? "" : `-${bindAddress}`}`;
   const log = `${workDir}/${name}.log`;
   const pidFile = `${workDir}/${name}.pid`;
+  const statusFile = `${workDir}/${name}.status`;
   // Only a pid that holds our port is stopped: a pid in an old file may belong to anyone by now.
   const stale = `if [ -f ${shellQuote(pidFile)} ]; then p=$(cat ${shellQuote(pidFile)}); if ${listeningCheck(spec.port, "$p")} >/dev/null; then kill "$p"; sleep 0.2; kill -9 "$p" 2>/dev/null; fi; rm -f ${shellQuote(pidFile)}; fi`;
   const where = `${endpoint.deployment}/${endpoint.role}`;
   if (options.reuse) {
     const found = await execWithTimeout(ssh, `p=$(cat ${shellQuote(pidFile)} 2>/dev/null) && ${listeningCheck(spec.port, "$p")} && echo "pid=$p"`, 10, signal);
     const pid = Number(/pid=(\d+)/.exec(found.stdout)?.[1]);
-    if (pid > 0) return { tool: tool.name, host: where, port: spec.port, pid, log };
+    if (pid > 0) return { tool: tool.name, host: where, port: spec.port, pid, log, status: statusFile };
   }
-  const start = `mkdir -p ${shellQuote(workDir)} && cd ${shellQuote(workDir)} && { ${stale}; } && (setsid sh -c ${shellQuote(`echo $$ > ${shellQuote(pidFile)}; exec ${spec.command}`)} > ${shellQuote(log)} 2>&1 < /dev/null & echo $!)`;
+  // The server runs under a small sh that waits for it and writes its exit status: a server that
+  // dies mid-run (killed, crashed) is then reported with how it ended, not only by the client's
+  // symptom ("connection closed by peer"). The pid file holds the server's own pid (the one that
+  // holds the port); the start answers it once written. spec.command is one simple command.
+  const wrapper = `${spec.command} & echo $! > ${shellQuote(pidFile)}; wait $!; echo $? > ${shellQuote(statusFile)}`;
+  const start = `mkdir -p ${shellQuote(workDir)} && cd ${shellQuote(workDir)} && { ${stale}; } && rm -f ${shellQuote(statusFile)} && (setsid sh -c ${shellQuote(wrapper)} > ${shellQuote(log)} 2>&1 < /dev/null &) && i=0 && while [ ! -s ${shellQuote(pidFile)} ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done; cat ${shellQuote(pidFile)}`;
   const started = await execWithTimeout(ssh, start, 15, signal);
   const pid = Number(started.stdout.trim());
   if (started.exitCode !== 0 || !Number.isInteger(pid) || pid <= 0) {
@@ -74,14 +83,14 @@ export async function startServer(
         const out = await execWithTimeout(ssh, `tail -n 20 ${shellQuote(log)}`, 10, signal);
         throw new Error(`${where}: ${tool.name} server exited at start: ${out.stdout.trim() || "(no output)"}`);
       }
-      if (check.stdout.includes("listening")) return { tool: tool.name, host: where, port: spec.port, pid, log };
+      if (check.stdout.includes("listening")) return { tool: tool.name, host: where, port: spec.port, pid, log, status: statusFile };
       if (Date.now() > deadline) throw new Error(`${where}: ${tool.name} server not listening on port ${spec.port} after ${LISTEN_TIMEOUT_MS / 1000} s`);
       await new Promise((r) => setTimeout(r, 100));
     }
   } catch (error) {
     // The pid is known: a server that did not become ready must not linger and hold the port
     // when the next cell starts one there. Best effort; the original error is what matters.
-    if (!gone) await stopServer(ssh, { tool: tool.name, host: where, port: spec.port, pid, log }).catch(() => undefined);
+    if (!gone) await stopServer(ssh, { tool: tool.name, host: where, port: spec.port, pid, log, status: statusFile }).catch(() => undefined);
     throw error;
   }
 }
@@ -93,6 +102,33 @@ export async function startServer(
 export async function serverRunning(ssh: NodeSSH, server: RunningServer, signal?: AbortSignal): Promise<boolean> {
   const check = await execWithTimeout(ssh, `${listeningCheck(server.port, String(server.pid))}; ${aliveCheck(String(server.pid))}`, 10, signal);
   return check.stdout.includes("listening") && check.stdout.includes("alive");
+}
+
+/** "killed by SIGKILL", "exit code 1": an exit status as sh's `$?` gives it. */
+export function describeExitStatus(status: number): string {
+  if (status > 128) {
+    const name = Object.entries(constants.signals).find(([, n]) => n === status - 128)?.[0];
+    return `killed by ${name ?? `signal ${status - 128}`}`;
+  }
+  return `exit code ${status}`;
+}
+
+/**
+ * Undefined while the server runs and listens on its port; otherwise what happened to it, named
+ * as a cell's first cause: "the sockperf server on d0/server exited (killed by SIGKILL); its log
+ * ends: …". Checked before every cell (a dead server is restarted) and after a failed cell.
+ */
+export async function serverExit(ssh: NodeSSH, server: RunningServer, signal?: AbortSignal): Promise<string | undefined> {
+  const pid = String(server.pid);
+  const status = server.status ? `echo "status=$(cat ${shellQuote(server.status)} 2>/dev/null)"` : "true";
+  const check = await execWithTimeout(ssh, `${listeningCheck(server.port, pid)}; ${aliveCheck(pid)}; ${status}`, 10, signal);
+  const gone = check.stdout.includes("gone");
+  if (check.stdout.includes("listening") && !gone) return undefined;
+  const code = /status=(\d+)/.exec(check.stdout)?.[1];
+  const how = code !== undefined ? describeExitStatus(Number(code)) : gone ? `pid ${pid} is gone` : `pid ${pid} runs but no longer listens on port ${server.port}`;
+  const tail = await execWithTimeout(ssh, `tail -n 3 ${shellQuote(server.log)} 2>/dev/null`, 10, signal).catch(() => undefined);
+  const log = tail?.stdout.trim().split("\n").filter(Boolean).join(" | ").slice(0, 300);
+  return `the ${server.tool} server on ${server.host} ${gone || code !== undefined ? "exited" : "stopped listening"} (${how})${log ? `; its log ends: ${log}` : ""}`;
 }
 
 export async function stopServer(ssh: NodeSSH, server: RunningServer): Promise<void> {

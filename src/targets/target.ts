@@ -88,6 +88,24 @@ export interface Target {
    * Absent: the target's teardown is quick enough to finish anyway (the local target), and goes on.
    */
   handOver?(options: { withinMs: number; signal?: NodeJS.Signals }): Promise<HandOver>;
+  /**
+   * Before each cell, and after a cell failed (to name its first cause): does every host of the
+   * deployment still have the network the target gave it? Restores what it can (routes and
+   * addresses the kernel dropped when a link went down and came back) and says what it restored
+   * and what is still wrong (a link still down). Never throws: a check that cannot run is a problem.
+   * Absent: the target's hosts need no such care — Azure's VMs get their addresses and routes
+   * from the platform (DHCP, the VNet's system routes), which restores them itself after a NIC
+   * flap; latlab set none up there, so there is nothing of its own to restore.
+   */
+  checkHosts?(deployment: string): Promise<HostCheck>;
+}
+
+/** What checkHosts() found. Both empty: every host's network is as the target set it up. */
+export interface HostCheck {
+  /** What was missing and is back now, one line each, naming the host ("host vm1 (namespace …): … restored"). */
+  restored: string[];
+  /** What is wrong and was not repaired (a link down), one line each, naming the host: a cell now would fail for it. */
+  problems: string[];
 }
 
 /** What a target's handOver() started, and what it could not. */

@@ -5,7 +5,7 @@ import { release, tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import type { Plan } from "../../plan/types.ts";
 import type { ShapingStatus, TeardownReport } from "../../results/schema.ts";
-import type { Environment, HostEndpoint, Target, TargetContext } from "../target.ts";
+import type { Environment, HostCheck, HostEndpoint, Target, TargetContext } from "../target.ts";
 import { CommandError, execCommand, formatArgv, mustExec, spawnDetached } from "./exec.ts";
 import type { DetachedProcess, ExecFn } from "./exec.ts";
 import { bandwidthForSize, LATENCY_MODEL } from "./latencyModel.ts";
@@ -30,6 +30,7 @@ import {
 } from "./names.ts";
 import type { MgmtBlock, RunNames } from "./names.ts";
 import { killNamespaceProcesses } from "./namespaceProcesses.ts";
+import { checkAndRepair, expectedNetwork } from "./networkRepair.ts";
 import { allowedCpus, assignCpus, cpuFact, formatCpuList, parseCpuList } from "./cpus.ts";
 import type { CpuAssignment } from "./cpus.ts";
 import { assertLocalPlan } from "./planCheck.ts";
@@ -189,6 +190,8 @@ export class LocalTarget implements Target {
   private readonly options: LocalTargetOptions;
   /** The run's abort signal (Ctrl-C): bring-up stops at its next command. */
   private signal: AbortSignal | undefined;
+  /** What up() set up (or the adopted hosts' run had), by deployment: what checkHosts() restores. */
+  private topologies = new Map<string, DeploymentTopology>();
 
   constructor(options: LocalTargetOptions = {}) {
     this.options = options;
@@ -235,6 +238,7 @@ export class LocalTarget implements Target {
     const log = (m: string) => ctx.log(`local: ${m}`);
 
     const topos: DeploymentTopology[] = plan.deployments.map((d) => buildDeploymentTopology(d, names));
+    this.topologies = new Map(topos.map((t) => [t.deploymentId, t]));
     const cpuAssignment: CpuAssignment = assignCpus(plan, this.options.cpus ?? (await allowedCpus()));
     for (const t of topos) {
       for (const h of t.hosts) this.labels.set(h.namespace, `host ${h.hostname} (namespace ${h.namespace})`);
@@ -566,12 +570,30 @@ export class LocalTarget implements Target {
     const missing = plan.deployments.flatMap((d) => d.hosts.filter((h) => !saved.hosts.some((s) => s.deployment === d.id && s.role === h.role)).map((h) => `${d.id}/${h.role}`));
     if (missing.length) throw new LocalTargetError(`local target: the re-attached hosts of run ${saved.runId} do not include ${missing.join(", ")}`);
     const wanted = new Set(plan.deployments.map((d) => d.id));
+    // The same names, the same plan: the same fabric the dead runner set up (topology.ts is a pure function of them).
+    this.topologies = new Map(plan.deployments.map((d) => [d.id, buildDeploymentTopology(d, this.created!.names)]));
     ctx.log(`local: using the ${saved.hosts.length} hosts run ${saved.runId} left up (brought up at ${saved.savedAt})`);
     return {
       hosts: saved.hosts.filter((h) => wanted.has(h.deployment)).map((h) => ({ ...h, actual: { ...h.actual } })),
       shaping: saved.shaping,
       facts: { ...saved.facts, reattached: `the hosts run ${saved.runId} brought up at ${saved.savedAt} and left up when its runner died, re-attached: the same hosts, not a new draw` },
     };
+  }
+
+  /**
+   * The deployment's namespaces against the topology up() set up: a link that went down and came
+   * back lost every route through it (the kernel deletes them), which is restored here; a link
+   * still down is reported (someone put it down: not ours to bring up). See networkRepair.ts.
+   */
+  async checkHosts(deployment: string): Promise<HostCheck> {
+    const t = this.topologies.get(deployment);
+    if (!t || !this.created || this.created.aborted) return { restored: [], problems: [] };
+    const hostLabel = new Map(t.hosts.map((h) => [h.namespace, `host ${h.role} (${h.hostname}, namespace ${h.namespace})`]));
+    try {
+      return await checkAndRepair((argv) => this.exec(argv, { timeoutMs: 10_000 }), expectedNetwork(t, (ns) => hostLabel.get(ns) ?? `router namespace ${ns}`));
+    } catch (error) {
+      return { restored: [], problems: [`local target: could not check deployment ${deployment}'s network: ${(error as Error).message}`] };
+    }
   }
 
   async down(): Promise<TeardownReport> {

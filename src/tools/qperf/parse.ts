@@ -367,7 +367,10 @@ function explain(messages: string[], blocks: QperfBlock[], exitCode: number | nu
   const text = shorten(messages.map((m) => (/:\s*$/.test(m) ? `${m.trim()} (the rest of qperf's message was lost)` : m)).join("; "));
   const hints: string[] = [];
   if (messages.some((m) => /failed to connect/.test(m))) {
-    hints.push("no qperf server answered on the listen port (qperf -lp) within its 5 s wait");
+    // qperf prints this same line for a refused connection and for "Network is unreachable" (no
+    // route, a link down): it says nothing of which, so neither is blamed alone. The runner names
+    // the cause when it finds one (the server's exit, a link down, routes lost).
+    hints.push("no connection to the qperf server's listen port (qperf -lp) within qperf's 5 s wait: either no server listened there, or the network to its host was unreachable (qperf says the same for both)");
   }
   if (messages.some((m) => /not responding$/.test(m))) {
     hints.push("the other end stopped answering during the test: the qperf server (or its per-test child) died, or the path failed");

@@ -392,7 +392,7 @@ describe("runExperiment when a server host's connection drops", () => {
     expect(results.measurements[0]!.warnings.join("\n")).toMatch(/connection to server \(127\.0\.0\.1:1\) lost at .* during qperf server/);
     // On the new connection: the check found the old pid gone, and the server was started again.
     expect(servers[1]!.commands.filter((c) => c.startsWith("mkdir -p") && c.includes("setsid"))).toHaveLength(1);
-    expect(logs).toContain("default/server: qperf server (pid 4001) is no longer running and listening after the reconnect; restarting it");
+    expect(logs).toContain("default/server: the qperf server on default/server exited (pid 4001 is gone); restarting it");
     // The server stopped at the end is the one that runs (pid 4002), on the connection that is up.
     expect(servers[1]!.commands.some((c) => /^kill 4002\b/.test(c))).toBe(true);
   });
