@@ -20,6 +20,7 @@ import { memoizeSamples, readRunFolder, type RunFolder } from "../results/readRu
 import { parseMeasure, parsePercent } from "./options.ts";
 import { completeRunFolder, refuseSameRun } from "./compareInputs.ts";
 import { refuseExperimentNotInHistory } from "./historyExperiments.ts";
+import { pathLengthProblem, shownPath } from "../results/writablePath.ts";
 
 /** `latlab compare --fail-on-regression`'s exit code when a regression over replicas was found (1 stays "error"). */
 export const REGRESSION_EXIT_CODE = 3;
@@ -75,6 +76,14 @@ export function registerHistoryCommands(program: Command, setExitCode: (code: nu
     .option("--markdown", "print a GitHub Markdown table")
     .action(async (experiment: string | undefined, opts: { history?: string; json?: boolean; markdown?: boolean }) => {
       const file = historyFile(opts.history);
+      // A path no file can have is a typo to name, not an empty history.
+      const tooLong = pathLengthProblem(file);
+      if (tooLong) throw new Error(`--history ${shownPath(file)}: ${tooLong}`);
+      if (!existsSync(file)) {
+        // Said apart from an empty history: a mistyped --history reads as "nothing recorded" otherwise.
+        process.stdout.write(`no runs recorded in ${file}: there is no such file yet (\`latlab run\` records each finished run there)\n`);
+        return;
+      }
       const data = await loadHistory(file, experiment);
       if (experiment !== undefined && !data.runs.length) await refuseExperimentNotInHistory(experiment, file);
       if (opts.json) {

@@ -38,7 +38,16 @@ describe("latlab history EXPERIMENT", () => {
   it("says an empty history is empty, whatever experiment is asked", async () => {
     const file = join(tempDir("latlab-history-list-"), "history.duckdb");
     const r = await runMain(["history", "tiny", "--history", file]);
-    expect(r.stdout).toBe(`no runs recorded in ${file}\n`);
+    expect(r.stdout).toBe(`no runs recorded in ${file}: there is no such file yet (\`latlab run\` records each finished run there)\n`);
     expect(r.code).toBe(0);
+  });
+
+  it("refuses a --history no file can have (past PATH_MAX) instead of calling it empty, naming it once, shortened", async () => {
+    const file = `/tmp/${"h".repeat(5000)}.duckdb`;
+    const r = await runMain(["history", "tiny", "--history", file]);
+    expect(r.stderr).toMatch(/^latlab: --history \/tmp\/h+…h+\.duckdb \(a path of 5012 characters\): .*PATH_MAX/);
+    expect(r.stderr.length).toBeLessThan(400);
+    expect(r.stdout).toBe("");
+    expect(r.code).toBe(1);
   });
 });
