@@ -67,3 +67,60 @@ export function armTimeLimit(controller: AbortController, minutes: number, timer
   (handle as { unref?: () => void } | undefined)?.unref?.();
   return () => timers.clearTimeout(handle);
 }
+
+export interface StopSignalsOptions {
+  /** Aborted with the first stop's RunStop: the run stops measuring and tears down. */
+  controller: AbortController;
+  /** Aborted by a second, different signal when the target can hand its teardown over (Target.handOver). */
+  handOver: AbortController;
+  /** Has the run brought anything up (or started to)? */
+  running: () => boolean;
+  /** Can the run's target hand its teardown over? */
+  canHandOver: () => boolean;
+  /** Where the decisions are said (stderr). */
+  write: (text: string) => void;
+  /** Named in how to hand over (default this process's). */
+  pid?: number;
+}
+
+/**
+ * What each stop signal does to a `latlab run`, decided here alone: child processes that could
+ * hear the terminal's Ctrl-C themselves (Pulumi: lifecycle/pulumiSession.ts) do not, so this is
+ * all that happens.
+ *
+ *   - the first stops the run: cells in flight interrupted, everything torn down;
+ *   - the same signal again never cancels the teardown (a second Ctrl-C of an impatient person):
+ *     it goes on, and the message says what would stop waiting for it;
+ *   - a different one after it (GitHub's runner: SIGINT, SIGTERM 7.5 s later, SIGKILL 2.5 s after
+ *     that) hands the teardown over when the target can (Target.handOver, issue 22) — the run's
+ *     resources are deleted without waiting, latlab exits, `latlab destroy` finishes;
+ *   - anything after a hand-over began changes nothing.
+ */
+export function stopSignalHandler(o: StopSignalsOptions): (signal: NodeJS.Signals) => void {
+  let first: NodeJS.Signals | undefined;
+  let count = 0;
+  const pid = o.pid ?? process.pid;
+  const goesOn = "teardown continues; it reports what it could not remove when it ends";
+  return (signal) => {
+    count++;
+    first ??= signal;
+    const stop = new RunStop({ by: "signal", signal });
+    if (!o.running()) o.write(`\n${signal}: stopping; nothing has been brought up yet\n`);
+    else if (count === 1) o.write(o.controller.signal.aborted ? `\n${signal}: already stopping (its time limit); the teardown goes on…\n` : `\n${signal}: stopping after the current step and tearing everything down…\n`);
+    else if (o.handOver.signal.aborted) o.write(`${signal}: the teardown is being handed over already; exiting…\n`);
+    else if (signal !== first && o.canHandOver()) {
+      o.write(`${signal} after ${first}: the process is about to be killed; handing the teardown over and exiting…\n`);
+      o.handOver.abort(stop);
+    } else if (o.canHandOver()) {
+      // The hand-over is a signal other than the first: name one that is (SIGTERM after Ctrl-C, SIGINT after a kill).
+      const other = first === "SIGTERM" ? { name: "SIGINT", kill: `kill -INT ${pid}` } : { name: "SIGTERM", kill: `kill ${pid}` };
+      o.write(
+        `${signal} again: ${goesOn} (another ${signal} changes nothing). Not to wait for it: ${other.name} (\`${other.kill}\`) hands it over — ` +
+          "the run's resources are deleted without waiting, latlab exits, and `latlab destroy` finishes\n",
+      );
+    } else {
+      o.write(`${signal}${signal === first ? " again" : ` after ${first}`}: ${goesOn} (this target cannot hand it over: further signals change nothing)\n`);
+    }
+    o.controller.abort(stop);
+  };
+}

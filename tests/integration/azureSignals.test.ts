@@ -196,4 +196,52 @@ describe("a rehearsal ended as GitHub Actions ends a step", () => {
     for (let i = 0; i < 100 && emulatorLeftovers(home).length > 0; i++) await sleep(100);
     expect(emulatorLeftovers(home)).toEqual([]);
   }, 900_000);
+
+  it("Ctrl-C in the terminal (SIGINT to the whole process group) during deploy, twice more during destroy: Pulumi hears one cancel, the destroy is never cancelled, nothing is left (issue 23, faults 5 and 6)", async () => {
+    // Every ARM operation takes 1.5 s: both `pulumi up` and `pulumi destroy` are in flight long enough to be hit.
+    const dir = join(work, "terminal");
+    const child = spawn(process.execPath, [BIN, "run", EXPERIMENT, "--target", "azure", "--rehearse", "--yes", "--no-history", "--out", dir], {
+      cwd: ROOT,
+      env: env({ LATLAB_EMULATOR_DELAY_MS: "1500" }),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true, // latlab leads its group, as the foreground job of a terminal does
+    });
+    let output = "";
+    child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<{ code: number | null }>((r) => child.once("exit", (code) => r({ code })));
+    const run: Started = { child, dir, exited: exited.then((e) => ({ ...e, signal: null })), output: () => output };
+    // Pulumi's processes the terminal's Ctrl-C would reach: those in latlab's process group. The
+    // group is what decides (two SIGINTs sent close together may reach Pulumi as one).
+    const pulumiInGroup = () =>
+      spawnSync("ps", ["-e", "-o", "pgid=,comm="], { encoding: "utf8" })
+        .stdout.split("\n")
+        .map((l) => l.trim().split(/\s+/))
+        .filter(([pgid, comm]) => Number(pgid) === child.pid && comm?.startsWith("pulumi"))
+        .map(([, comm]) => comm);
+    const ctrlC = () => process.kill(-child.pid!, "SIGINT");
+
+    expect(await until(run, () => / creating \(/.test(output)), output).toBe(true);
+    expect(pulumiInGroup(), "pulumi up").toEqual([]);
+    ctrlC();
+    expect(await until(run, () => /Destroying \(/.test(output)), output).toBe(true);
+    expect(pulumiInGroup(), "pulumi destroy").toEqual([]);
+    ctrlC();
+    await sleep(500);
+    ctrlC();
+    expect((await exited).code, output).toBe(130);
+
+    // One cancel of `pulumi up`, never Pulumi's "terminating" (which abandons what it was creating).
+    expect(output.match(/\^C received; cancelling/g) ?? [], output).toHaveLength(1);
+    expect(output).not.toContain("^C received; terminating");
+    expect(output).not.toContain("destroy cancelled");
+    expect(output).not.toMatch(/destroy attempt \d+ of \d+ failed/);
+    const results = resultsOf(dir);
+    expect(results.teardown).toMatchObject({ status: "ok", errors: [] });
+    const stateDir = stateDirOf(dir);
+    const state = stateOf(dir);
+    expect(state.status).toBe("destroyed");
+    for (const spent of ["client_rsa", "passphrase"]) expect(existsSync(join(stateDir, spent)), spent).toBe(false);
+    expect(emulatorLeftovers(state.rehearsal!.emulatorHome)).toEqual([]);
+  }, 900_000);
 });

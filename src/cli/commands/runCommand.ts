@@ -15,7 +15,7 @@ import { newRunId } from "../../results/runId.ts";
 import { RunFiles } from "../../results/runFiles.ts";
 import { barProgress, lineProgress } from "../../runner/progress.ts";
 import { runExperiment } from "../../runner/runExperiment.ts";
-import { armTimeLimit, formatMinutes, RunStop, stopOf } from "../../runner/runStop.ts";
+import { armTimeLimit, formatMinutes, stopOf, stopSignalHandler } from "../../runner/runStop.ts";
 import { TARGET_NAMES, findTarget, type TargetOptions } from "../../targets/registry.ts";
 import type { Target } from "../../targets/target.ts";
 import { findTool } from "../../tools/registry.ts";
@@ -127,22 +127,11 @@ async function runCommand(ref: string, opts: RunFlags): Promise<number> {
   // src/Runner.Sdk/ProcessInvoker.cs @ 258d6c857db3519913f7deb6004b60172f8043ae lines 32-33,
   // 443-465). The target hands its teardown over (Target.handOver) and latlab exits at once.
   const handOver = new AbortController();
-  let firstSignal: NodeJS.Signals | undefined;
-  let signals = 0;
   let running = false;
   /** The run's target once created: whether it can hand its teardown over. */
   let created: Target | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
-    firstSignal ??= signal;
-    if (!running) process.stderr.write(`\n${signal}: stopping; nothing has been brought up yet\n`);
-    else if (signals === 1) process.stderr.write(controller.signal.aborted ? `\n${signal}: already stopping (its time limit); the teardown goes on…\n` : `\n${signal}: stopping after the current step and tearing everything down…\n`);
-    else if (signal !== firstSignal && !handOver.signal.aborted && created?.handOver) {
-      process.stderr.write(`${signal} after ${firstSignal}: the process is about to be killed; handing the teardown over and exiting…\n`);
-      handOver.abort(new RunStop({ by: "signal", signal }));
-    } else process.stderr.write(`${signal}: teardown is running; it reports what it could not remove when it ends\n`);
-    controller.abort(new RunStop({ by: "signal", signal }));
-  };
+  // What each signal does (runStop.ts): the first stops the run, the same again never cancels the teardown.
+  const onSignal = stopSignalHandler({ controller, handOver, running: () => running, canHandOver: () => Boolean(created?.handOver), write: (t) => process.stderr.write(t) });
   // Armed before the output folder, the preflight and the deploy: the limit counts from the start of the command's work.
   const disarmTimeLimit =
     opts.timeLimit === undefined

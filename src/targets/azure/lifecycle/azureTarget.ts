@@ -641,7 +641,11 @@ export class AzureTarget implements Target {
     // The emulator goes last: whatever its ARM still holds is what a destroy on Azure would have left behind.
     const stopped = await s.rehearsal.stop().catch((e: Error) => ({ errors: [`stopping the emulator: ${e.message}`], removed: [] as string[] }));
     const errors = [...report.errors, ...stopped.errors];
-    return { status: errors.length ? "failed" : report.status === "not-started" ? "ok" : report.status, errors, removed: [...report.removed, ...stopped.removed] };
+    const removed = [...report.removed, ...stopped.removed];
+    // A rehearsal recorded destroyed with its destroy's leak (destroyStack): the emulator has now
+    // removed that too, so the keys and passphrase open nothing — they go, as after a clean destroy.
+    if (stopped.errors.length === 0 && s.state?.status === "destroyed") for (const p of await removeSpentRunFiles(s.stateDir)) removed.push(`file ${p}`);
+    return { status: errors.length ? "failed" : report.status === "not-started" ? "ok" : report.status, errors, removed };
   }
 
   private async destroyStack(s: Session): Promise<TeardownReport> {

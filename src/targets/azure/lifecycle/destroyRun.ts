@@ -274,8 +274,11 @@ export async function destroyRun(runIdOrDir: string, options: DestroyRunOptions)
   const runDir = located.runDir ?? (state.resultsDir && existsSync(state.resultsDir) ? state.resultsDir : undefined);
   const cmd = runDir ? destroyCommand(state.runId, runDir, resultsRoot) : `npx latlab destroy ${state.runId}`;
   if (state.status === "destroyed" || state.status === "not-deployed") {
-    log(`azure: run ${state.runId}: stack ${state.stackName} already ${state.status === "destroyed" ? "destroyed" : "had nothing deployed"}; nothing to do`);
-    return { status: "ok", errors: [], removed: [], left: null, leftUnknown: `not asked: run ${state.runId}'s state says ${state.status} at ${state.updatedAt}` };
+    // Keys and passphrase a teardown left beside a destroyed run (a rehearsal's leak, which its
+    // emulator removed when it stopped; a run of an older latlab) open nothing any more: they go.
+    const removed = (await removeSpentRunFiles(stateDir)).map((p) => `file ${p}`);
+    log(`azure: run ${state.runId}: stack ${state.stackName} already ${state.status === "destroyed" ? "destroyed" : "had nothing deployed"}; nothing to do${removed.length ? ` but remove its spent files (${removed.map((r) => r.slice(5)).join(", ")})` : ""}`);
+    return { status: "ok", errors: [], removed, left: null, leftUnknown: `not asked: run ${state.runId}'s state says ${state.status} at ${state.updatedAt}` };
   }
 
   // A rehearsal whose emulator cannot be resumed (its folder gone, or without its ARM state): there

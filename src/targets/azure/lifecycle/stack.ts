@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { PulumiFn } from "@pulumi/pulumi/automation/index.js";
+import { sessionCommand } from "./pulumiSession.ts";
 import { displayUrl } from "./redact.ts";
 import { checkPulumiVersion, compatiblePulumiVersion, PULUMI_CLI_VERSION, PulumiVersionError, versionCheckOff } from "./pulumiVersion.ts";
 
@@ -247,11 +248,41 @@ export async function locatePulumiCli(options: PulumiStackFactoryOptions = {}, w
   return installed;
 }
 
+/**
+ * The CLI `cli` started in a session of its own (pulumiSession.ts): the terminal's Ctrl-C reaches
+ * latlab only, and the one SIGINT Pulumi gets is the cancel latlab forwards. Without setsid (not
+ * Linux) the CLI is used as it is, and that is said.
+ */
+export async function inOwnSession(cli: PulumiCommandT, options: PulumiStackFactoryOptions = {}): Promise<PulumiCommandT> {
+  const wrapper = sessionCommand(cli.command, options.env ?? process.env);
+  if (!wrapper) {
+    options.log?.(
+      "azure: setsid (util-linux) not found: the Pulumi CLI shares the terminal's process group, so a Ctrl-C reaches it directly as well as through latlab, and two make it abandon resources; stop latlab with `kill -INT <its pid>` instead",
+    );
+    return cli;
+  }
+  const PulumiCommand = options.pulumiCommand ?? (await loadAutomation()).PulumiCommand;
+  // `pulumi version` once more, through the wrapper: the version was checked on the real CLI already.
+  return PulumiCommand.get({ root: wrapper.root, skipVersionCheck: true });
+}
+
 /** The real StackFactory: a LocalWorkspace with an inline program per run. */
 export function createPulumiStackFactory(options: PulumiStackFactoryOptions = {}): StackFactory {
+  // One CLI per version wanted, located once: a teardown's open() then starts no `pulumi version`
+  // of its own, which a Ctrl-C in the terminal (same process group as latlab) could kill.
+  const located = new Map<string, Promise<PulumiCommandT>>();
+  const cliFor = (version: string) => {
+    let cli = located.get(version);
+    if (!cli) {
+      cli = locatePulumiCli(options, version).then((c) => inOwnSession(c, options));
+      located.set(version, cli);
+      cli.catch(() => located.delete(version)); // a failure is not kept: the next open() tries again
+    }
+    return cli;
+  };
   return {
     async open(o) {
-      const pulumiCommand = await locatePulumiCli(options, o.pulumiVersion ?? PULUMI_CLI_VERSION);
+      const pulumiCommand = await cliFor(o.pulumiVersion ?? PULUMI_CLI_VERSION);
       const { LocalWorkspace } = await loadAutomation();
       const program = (o.program ?? (async () => ({}))) as PulumiFn;
       // LocalWorkspace needs the folder to exist; without one it makes /tmp/automation-XXXX and never removes it.

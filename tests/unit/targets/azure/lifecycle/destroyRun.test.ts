@@ -424,6 +424,22 @@ describe("latlab destroy of a rehearsal whose emulator cannot be resumed (issue 
     expect(vi.mocked(azureRunGroups)).not.toHaveBeenCalled();
   });
 
+  it("a rehearsal whose teardown leaked (its emulator removed the rest when it stopped) is recorded destroyed: latlab destroy removes the keys and passphrase it left, asks nothing", async () => {
+    const home = join(tempRoot(), "latlab-azemu-stopped");
+    const { root, stateDir, env } = await rehearsalRun(home);
+    await writeRunState(stateDir, { ...readState(stateDir), status: "destroyed" });
+    const f = fakeFactory();
+    const lines: string[] = [];
+    const report = await destroyRun(RUN_ID, { resultsRoot: root, stackFactory: f.factory, log: (m) => lines.push(m), env, resumeRehearsal: neverResumed });
+    expect(report).toMatchObject({ status: "ok", errors: [] });
+    expect(f.calls).toEqual([]);
+    expect(vi.mocked(azureRunGroups)).not.toHaveBeenCalled();
+    for (const spent of ["client_rsa", "passphrase", ".pulumi", "workspace"]) expect(existsSync(join(stateDir, spent)), spent).toBe(false);
+    expect(report.removed).toContain(`file ${join(stateDir, "passphrase")}`);
+    expect(lines.join("\n")).toContain(`already destroyed; nothing to do but remove its spent files (${join(stateDir, "client_rsa")}`);
+    expect(readState(stateDir).status).toBe("destroyed");
+  });
+
   it("its folder without state.json, or namespaces of it still there: what is left is named with how to remove it; nothing touched, not destroyed, Azure never asked", async () => {
     const home = join(tempRoot(), "latlab-azemu-half");
     mkdirSync(home);

@@ -15,6 +15,7 @@ import {
   makeRedactor,
   type AzureTargetOptions,
   type ProgramFactory,
+  type Rehearsal,
 } from "../../../../../src/targets/azure/lifecycle/azureTarget.ts";
 import { AzureRunStateSchema } from "../../../../../src/targets/azure/lifecycle/destroyRun.ts";
 import type { RunGroups } from "../../../../../src/targets/azure/lifecycle/runGroups.ts";
@@ -412,6 +413,34 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(readState(stateDir)).toMatchObject({ status: "leaked", resourceGroup: `rg-${RUN_ID}` });
     expect(existsSync(join(stateDir, "passphrase"))).toBe(true);
     expect(existsSync(join(stateDir, "client_rsa"))).toBe(true);
+  });
+
+  it("a rehearsal whose destroy leaked: once its emulator has stopped (removing the rest) the run is destroyed and its keys and passphrase are gone (issue 23)", async () => {
+    const stops: string[] = [];
+    const rehearsal = async (): Promise<Rehearsal> => ({
+      emulatorHome: join(tmpdir(), "latlab-azemu-fake"),
+      sshFrom: "203.0.113.7/32",
+      addressSpace: "10.0.0.0/8",
+      env: {},
+      readyTimeoutSeconds: 1,
+      facts: {},
+      owns: () => true,
+      groups: await armGroups("locked")(),
+      // Room for the run: 100 vCPUs of the family in every region asked.
+      readCapacity: async (r) => ({
+        usages: Object.fromEntries(r.map((x) => [x, [{ name: { value: "cores", localizedValue: "Total Regional vCPUs" }, currentValue: 0, limit: 100 }, { name: { value: "standardDSv5Family", localizedValue: "Standard DSv5 Family vCPUs" }, currentValue: 0, limit: 100 }]])),
+        skus: Object.fromEntries(r.map((x) => [x, [{ resourceType: "virtualMachines", name: "Standard_D2s_v5", family: "standardDSv5Family", locations: [x], locationInfo: [{ location: x, zones: ["1", "2", "3"] }], restrictions: [] }]])),
+      }),
+      stop: async () => (stops.push("stop"), { errors: [], removed: ["emulator: removed what the destroy left"] }),
+    });
+    const { target, ctx, stateDir } = setup({ destroyError: new Error("code: 255\n stdout: \n stderr: error: destroy cancelled\n err?: ") }, { runGroups: armGroups("locked"), rehearsal });
+    await target.up(plan, ctx);
+    const report = await target.down();
+    expect(stops).toEqual(["stop"]);
+    expect(report.errors.join("\n")).toContain("on Azure these resources would now be leaked");
+    expect(readState(stateDir).status).toBe("destroyed");
+    for (const spent of ["client_rsa", "passphrase"]) expect(existsSync(join(stateDir, spent)), spent).toBe(false);
+    expect(report.removed).toContain(`file ${join(stateDir, "passphrase")}`);
   });
 
   it("a destroy that fails now and then (Azure's 409s) is tried again: the run is not leaked", async () => {
