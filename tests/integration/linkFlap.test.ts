@@ -7,14 +7,14 @@
  *
  * Builds namespaces: run under `flock /tmp/latlab-ns.lock`, like every test that does.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
 import { tempDirs } from "../tempDirs.ts";
 import { leftovers } from "./leftovers.ts";
-import { namespaceProcesses } from "./namespaceProcesses.ts";
+import { deploymentNamespace, runLatlabWithFault, runsIn } from "./faultInjection.ts";
 
 const tempDir = tempDirs();
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -25,27 +25,18 @@ describe("a data link that goes down and comes back on the local target", () => 
     const out = tempDir("latlab-e2e-flap-");
     let flapped = "";
     let short = "";
-    let watch: NodeJS.Timeout | undefined;
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-      const child = spawn(process.execPath, [BIN, "run", "tests/fixtures/experiments/ping-flap.ts", "--out", out, "--no-history"], { cwd: ROOT, env: { ...process.env, CI: "true" } });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => (stdout += d));
-      child.stderr.on("data", (d) => (stderr += d));
-      child.on("close", (code) => {
-        clearInterval(watch);
-        done({ code, stdout, stderr });
-      });
-      // As soon as the first ping measures: `ip link set eth0 down; sleep 3; up` on the client host.
-      watch = setInterval(() => {
+    // As soon as the first ping measures: `ip link set eth0 down; sleep 3; up` on the client host.
+    const run = await runLatlabWithFault(BIN, ["run", "tests/fixtures/experiments/ping-flap.ts", "--out", out, "--no-history"], {
+      cwd: ROOT,
+      tick: () => {
         if (flapped) return;
-        const ns = execFileSync("ip", ["netns", "list"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).match(/^ll-[0-9a-f]+-0-client\b/m)?.[0];
-        if (!ns || ![...namespaceProcesses(ns).values()].some((args) => args.startsWith("ping -D"))) return;
+        const ns = deploymentNamespace("client");
+        if (!ns || !runsIn(ns, /^ping -D/)) return;
         flapped = ns;
         short = ns.split("-")[1]!;
         execFileSync("ip", ["-n", ns, "link", "set", "eth0", "down"]);
         setTimeout(() => execFileSync("ip", ["-n", ns, "link", "set", "eth0", "up"]), 3_000);
-      }, 20);
+      },
     });
 
     expect(flapped, `the link was not flapped\n${run.stderr}`).not.toBe("");

@@ -6,14 +6,13 @@
  *
  * Builds namespaces: run under `flock /tmp/latlab-ns.lock`, like every test that does.
  */
-import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
 import { tempDirs } from "../tempDirs.ts";
 import { leftovers } from "./leftovers.ts";
-import { namespaceProcesses } from "./namespaceProcesses.ts";
+import { deploymentNamespace, namespaceProcesses, runLatlabWithFault, runsIn } from "./faultInjection.ts";
 
 const tempDir = tempDirs();
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -25,32 +24,22 @@ describe("a tool server killed mid-cell on the local target", () => {
     const killed: string[] = [];
     /** The run's short id (its namespaces are ll-<short>-…): what it leaves is told from other runs' by it. */
     let short = "";
-    let watch: NodeJS.Timeout | undefined;
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-      const child = spawn(process.execPath, [BIN, "run", "tests/fixtures/experiments/sockperf-repetitions.ts", "--out", out, "--no-history"], { cwd: ROOT, env: { ...process.env, CI: "true" } });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => (stdout += d));
-      child.stderr.on("data", (d) => (stderr += d));
-      child.on("close", (code) => {
-        clearInterval(watch);
-        done({ code, stdout, stderr });
-      });
-      // As soon as the first client measures, kill the server it talks to (once).
-      watch = setInterval(() => {
+    // As soon as the first client measures, kill the server it talks to (once).
+    const run = await runLatlabWithFault(BIN, ["run", "tests/fixtures/experiments/sockperf-repetitions.ts", "--out", out, "--no-history"], {
+      cwd: ROOT,
+      tick: () => {
         if (killed.length) return;
-        const list = execFileSync("ip", ["netns", "list"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-        const clientNs = list.match(/^ll-[0-9a-f]+-0-client\b/m)?.[0];
-        const serverNs = list.match(/^ll-[0-9a-f]+-0-server\b/m)?.[0];
+        const clientNs = deploymentNamespace("client");
+        const serverNs = deploymentNamespace("server");
         if (!clientNs || !serverNs) return;
         short = clientNs.split("-")[1]!;
-        if (![...namespaceProcesses(clientNs).values()].some((args) => /^sockperf (pp|ping-pong)\b/.test(args))) return;
+        if (!runsIn(clientNs, /^sockperf (pp|ping-pong)\b/)) return;
         for (const [pid, args] of namespaceProcesses(serverNs)) {
           if (!/^sockperf (sr|server)\b/.test(args)) continue;
           process.kill(pid, "SIGKILL");
           killed.push(`${pid} ${args}`);
         }
-      }, 20);
+      },
     });
 
     expect(killed.length, `no sockperf server was killed\n${run.stderr}`).toBeGreaterThan(0);

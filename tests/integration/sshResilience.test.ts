@@ -6,73 +6,37 @@
  *
  * Builds namespaces: run under `flock /tmp/latlab-ns.lock`, like every test that does.
  */
-import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
 import { tempDirs } from "../tempDirs.ts";
 import { leftovers } from "./leftovers.ts";
+import { deploymentNamespace, namespaceProcesses, runLatlabWithFault, runsIn } from "./faultInjection.ts";
 
 const tempDir = tempDirs();
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin/latlab.js");
 
-
-/** pid → command line of every process in a network namespace. */
-function namespaceProcesses(ns: string): Map<number, string> {
-  let pids: string;
-  try {
-    pids = execFileSync("ip", ["netns", "pids", ns], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-  } catch {
-    return new Map(); // not there yet, or gone
-  }
-  if (!pids) return new Map();
-  let table: string;
-  try {
-    table = execFileSync("ps", ["-o", "pid=,args=", "-p", pids.split(/\s+/).join(",")], { encoding: "utf8" });
-  } catch {
-    return new Map(); // ps exits 1 when every pid exited meanwhile
-  }
-  return new Map(
-    table
-      .split("\n")
-      .map((l) => /^\s*(\d+)\s+(.*)$/.exec(l))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => [Number(m[1]), m[2]!] as const),
-  );
-}
-
 describe("a dropped SSH connection on the local target", () => {
   it("fails the cell in flight with the lost connection, reconnects, measures the later cells and leaves nothing behind", async () => {
     const out = tempDir("latlab-e2e-ssh-");
     const killed: string[] = [];
-    let watch: NodeJS.Timeout | undefined;
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-      const child = spawn(process.execPath, [BIN, "run", "tests/fixtures/experiments/ping-repetitions.ts", "--out", out, "--no-history"], { cwd: ROOT, env: { ...process.env, CI: "true" } });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => (stdout += d));
-      child.stderr.on("data", (d) => (stderr += d));
-      child.on("close", (code) => {
-        clearInterval(watch);
-        done({ code, stdout, stderr });
-      });
-      // As soon as the first measuring ping runs on the client host, kill the sshd process that
-      // serves latlab's connection to it (the per-connection "sshd: root@notty"), not the listener.
-      watch = setInterval(() => {
+    // As soon as the first measuring ping runs on the client host, kill the sshd process that
+    // serves latlab's connection to it (the per-connection "sshd: root@notty"), not the listener.
+    const run = await runLatlabWithFault(BIN, ["run", "tests/fixtures/experiments/ping-repetitions.ts", "--out", out, "--no-history"], {
+      cwd: ROOT,
+      tick: () => {
         if (killed.length) return;
-        const ns = execFileSync("ip", ["netns", "list"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).match(/^ll-[0-9a-f]+-0-client\b/m)?.[0];
-        if (!ns) return;
-        const procs = namespaceProcesses(ns);
-        if (![...procs.values()].some((args) => args.startsWith("ping -D"))) return;
-        for (const [pid, args] of procs) {
+        const ns = deploymentNamespace("client");
+        if (!ns || !runsIn(ns, /^ping -D/)) return;
+        for (const [pid, args] of namespaceProcesses(ns)) {
           if (!args.startsWith("sshd: ") || args.includes("[listener]")) continue;
           process.kill(pid, "SIGKILL");
           killed.push(`${pid} ${args}`);
         }
-      }, 20);
+      },
     });
 
     expect(killed.length, `no sshd session was killed\n${run.stderr}`).toBeGreaterThan(0);
