@@ -11,7 +11,7 @@ import { historyFile } from "../history/historyStore.ts";
 import { comparisonTable } from "../report/table.ts";
 import { lockRunFolder } from "../results/outputFolder.ts";
 import { lineProgress, barProgress } from "../runner/progress.ts";
-import { pendingWork, resumePlan, resumeRun } from "../runner/resumeRun.ts";
+import { hostsLeftBy, pendingWork, resumePlan, resumeRun } from "../runner/resumeRun.ts";
 import { findTarget } from "../targets/registry.ts";
 import { findTool } from "../tools/registry.ts";
 import { sanitizeForTerminal } from "../tools/terminalText.ts";
@@ -90,16 +90,11 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
           return;
         }
         // The hosts the run left up, when they are whole: the same hosts, and its detached clients
-        // collected — or, finishing a run killed in its teardown, what is left of them torn down.
-        const reattached =
-          onTarget && factory.reattach
-            ? await factory.reattach(earlier.runId, runDir, sub, targetOptions).catch((error: unknown) => {
-                if (action !== "finish") throw error;
-                throw new Error(
-                  `cannot finish run ${earlier.runId} yet (every cell was measured, but it stopped before its results were final, in its teardown): ${(error as Error).message} (after that, \`latlab resume ${ref}\` finishes the run: nothing is measured again)`,
-                );
-              })
-            : null;
+        // collected — or, finishing a run killed in its teardown, what is left of them torn down
+        // (re-attached) or removed (half torn down already: only that run's).
+        const { reattached, removeLeftovers } = onTarget
+          ? await hostsLeftBy(factory, { runId: earlier.runId, runDir, ref, action }, sub, targetOptions)
+          : { reattached: null, removeLeftovers: undefined };
         // Nothing to measure: no new hosts.
         const target = reattached ?? (action === "measure" ? await factory.create(targetOptions) : null);
         const { results, resumedCells, files } = await resumeRun({
@@ -111,6 +106,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
           signal: controller.signal,
           retryFailed: Boolean(opts.retryFailed),
           facts: provenanceFacts(process.cwd()),
+          ...(removeLeftovers ? { removeLeftovers } : {}),
         }).catch(async (error: unknown) => {
           // Thrown before its run began (nothing left to resume after all): hosts taken over are not left behind.
           if (reattached) {

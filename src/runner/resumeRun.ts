@@ -29,6 +29,7 @@ import { ResultsSchema, type AttemptTiming, type Measurement, type Results, type
 import { describeFsError } from "../results/fsErrors.ts";
 import { writeResults } from "../results/writeResults.ts";
 import type { Target } from "../targets/target.ts";
+import type { TargetFactory, TargetOptions } from "../targets/registry.ts";
 import type { Connect } from "./connections.ts";
 import type { Progress } from "./progress.ts";
 import { NO_SHAPING, runExperiment, runStatus } from "./runExperiment.ts";
@@ -348,6 +349,52 @@ export interface ResumeOptions {
   reattached?: boolean;
   /** Where the run's rescue folders may be (RunFiles' rescueRoots; default: where RunFiles puts them). */
   rescueRoots?: readonly string[];
+  /**
+   * Finishing with no hosts re-attached (see {@link hostsLeftBy}): removes what is left of the run
+   * (its teardown stopped half-way) — the finish's teardown report. Absent: nothing to remove.
+   */
+  removeLeftovers?: () => Promise<TeardownReport>;
+}
+
+/** What a resume goes on with of what the run left up: its hosts re-attached, or a way to remove what is left of them. */
+export interface HostsLeft {
+  reattached: Target | null;
+  removeLeftovers?: () => Promise<TeardownReport>;
+}
+
+/**
+ * The hosts the run (or a dead resume of it) left up, through its target: re-attached when they
+ * are whole (the same hosts; detached clients collected). Finishing a run (every cell measured)
+ * whose hosts cannot be re-attached to — killed in the middle of its teardown, some of them gone
+ * — needs none of them: what is left is removed instead (TargetFactory.cleanupRun, only the run's
+ * own), so one resume finishes it. A target without cleanupRun says what to run first; cells
+ * still to measure never lose hosts silently (a detached client's data goes with them): the
+ * target's error stands.
+ */
+export async function hostsLeftBy(
+  factory: Pick<TargetFactory, "reattach" | "cleanupRun">,
+  run: { runId: string; runDir: string; ref: string; action: PendingWork["action"] },
+  plan: Plan,
+  options: TargetOptions,
+): Promise<HostsLeft> {
+  if (!factory.reattach) return { reattached: null };
+  const removeLeftovers = run.action === "finish" && factory.cleanupRun ? () => factory.cleanupRun!(run.runId, run.runDir, { log: options.log }) : undefined;
+  try {
+    const reattached = await factory.reattach(run.runId, run.runDir, plan, options);
+    // Nothing whole is up: whatever the run still has (a stale record, a key folder) goes too.
+    return reattached ? { reattached } : { reattached: null, ...(removeLeftovers ? { removeLeftovers } : {}) };
+  } catch (error) {
+    const why = (error as Error).message;
+    if (run.action !== "finish") throw error;
+    if (!removeLeftovers) {
+      throw new Error(
+        `cannot finish run ${run.runId} yet (every cell was measured, but it stopped before its results were final, in its teardown): ${why} (after that, \`latlab resume ${run.ref}\` finishes the run: nothing is measured again)`,
+      );
+    }
+    // The target's advice (clean up, then resume) is what happens next, in this resume.
+    options.log(`${why.split(/ `latlab cleanup`/)[0]!.replace(/\.$/, "")}; every cell was measured, so nothing is needed of them: what is left of run ${run.runId}'s hosts is removed (only its own)`);
+    return { reattached: null, removeLeftovers };
+  }
 }
 
 export interface ResumeOutcome {
@@ -529,15 +576,17 @@ async function finishRun(runDir: string, plan: Plan, earlier: Results, options: 
   const clock = performance.now();
   const n = resumesIn(earlier) + 1;
   const target = options.reattached ? options.target : null;
-  log(`run ${earlier.runId}: every one of its ${plan.cells.length} cells was measured, but it stopped before its results were final: finishing it without measuring anything${target ? ", tearing down what it left up" : ""}`);
+  log(`run ${earlier.runId}: every one of its ${plan.cells.length} cells was measured, but it stopped before its results were final: finishing it without measuring anything${target ? ", tearing down what it left up" : options.removeLeftovers ? ", removing whatever is left of its hosts" : ""}`);
   let report: TeardownReport = { status: "ok", errors: [], removed: [] };
-  if (target) {
+  const tearDown = target ? () => target.down() : options.removeLeftovers;
+  if (tearDown) {
     try {
-      report = await target.down();
+      report = await tearDown();
     } catch (error) {
       report = { status: "failed", errors: [`teardown threw: ${(error as Error).message}`], removed: [] };
     }
     if (report.status === "failed") log(`teardown FAILED:\n  ${report.errors.join("\n  ")}`);
+    else if (!target && report.removed.length) log(`removed what was left of run ${earlier.runId}'s hosts: ${report.removed.length} item(s)`);
   }
   const teardownSeconds = (performance.now() - clock) / 1000;
   const teardown = earlier.teardown.status === "not-started" ? report : mergeTeardown(earlier.teardown, report, `resume ${n}: `);
@@ -553,7 +602,13 @@ async function finishRun(runDir: string, plan: Plan, earlier: Results, options: 
   const status = runStatus({ aborted: false, ok, cells: plan.cells.length });
   const error = status === "failed" ? `no cell was measured; first failure: ${measurements.find((m) => m.error)?.error ?? "unknown"}` : undefined;
   const finishedAt = (options.now?.() ?? new Date()).toISOString();
-  const torn = target ? `the hosts it left up torn down (${report.status}${report.removed.length ? `, ${report.removed.length} item(s) removed` : ""})` : "nothing of its hosts was left up (checked before the resume)";
+  const torn = target
+    ? `the hosts it left up torn down (${report.status}${report.removed.length ? `, ${report.removed.length} item(s) removed` : ""})`
+    : report.status === "failed"
+      ? `what was left of its hosts (its teardown stopped half-way) could not all be removed (${report.removed.length} item(s) removed; see teardown.errors)`
+      : report.removed.length
+        ? `what was left of its hosts (its teardown stopped half-way, they could not be re-attached to) removed (${report.removed.length} item(s), listed in teardown.removed)`
+        : "nothing of its hosts was left up (checked before the resume)";
   const { error: _inProgress, ...rest } = earlier;
   const results: Results = {
     ...rest,

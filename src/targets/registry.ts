@@ -1,5 +1,6 @@
 import type { PlanOptions } from "../plan/buildPlan.ts";
 import type { Plan } from "../plan/types.ts";
+import type { TeardownReport } from "../results/schema.ts";
 import type { Target } from "./target.ts";
 
 /** What the CLI passes a target, from its flags. Targets read what concerns them. */
@@ -73,6 +74,13 @@ export interface TargetFactory {
    * of the run is up; throws, saying what to do, when hosts are left that cannot be re-attached to.
    */
   reattach?(runId: string, runDir: string, plan: Plan, options: TargetOptions): Promise<Target | null>;
+  /**
+   * `latlab resume` finishing a run killed in its teardown whose hosts cannot be re-attached to
+   * (part of them removed already): removes what is left of that run (or a resume of it) — never
+   * another run's — logging each item, as the run's teardown would have (its report). Absent: the
+   * target's own way (e.g. `latlab destroy`) is named instead.
+   */
+  cleanupRun?(runId: string, runDir: string, options: { log: (message: string) => void }): Promise<TeardownReport>;
 }
 
 /**
@@ -110,6 +118,11 @@ export const targets: Record<string, TargetFactory> = {
       const { reattachLocal } = await import("./local/recovery/reattach.ts");
       const { RESUME_FOLDER } = await import("../runner/resumeRun.ts");
       return reattachLocal(runId, runDir, RESUME_FOLDER, plan, { log: options.log });
+    },
+    async cleanupRun(runId, runDir, options) {
+      const { cleanupLocalRun } = await import("./local/recovery/cleanupRun.ts");
+      const { RESUME_FOLDER } = await import("../runner/resumeRun.ts");
+      return cleanupLocalRun(runId, runDir, RESUME_FOLDER, { log: options.log });
     },
   },
   azure: {

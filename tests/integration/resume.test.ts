@@ -6,7 +6,7 @@
  * not measured on hosts brought up again. Either way one results.json of every cell.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { ResultsSchema } from "../../src/results/schema.ts";
@@ -140,6 +140,66 @@ describe("latlab resume (local target, real namespaces)", () => {
     expect(existsSync(join(records, `${short}.json`))).toBe(false);
     expect(latlab("cleanup").stdout).toContain("nothing to clean up");
   }, 900_000);
+
+  it("a run SIGKILLed in the middle of its teardown (a namespace gone, the rest not): one resume removes what is left of it, only its own, and finishes it", async () => {
+    const records = tempDir("latlab-records-");
+    const out = join(tempDir("latlab-halftorn-it-"), "run");
+    const env = { ...process.env, CI: "true", LATLAB_LOCAL_RUNS: records };
+    const latlab = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8" });
+    onTestFinished(() => void latlab("cleanup"));
+    // The run's `ip netns del` goes through a wrapper: the first of a host's namespace (ll-<short>-0-…, not preflight's or the probe's) deletes it, writes
+    // its pid to `mark` and waits there — the teardown stands half done — until the test kills both.
+    const bin = tempDir("latlab-ipwrap-");
+    const mark = join(bin, "mark");
+    const realIp = spawnSync("sh", ["-c", "command -v ip"], { encoding: "utf8" }).stdout.trim();
+    writeFileSync(
+      join(bin, "ip"),
+      `#!/bin/sh\ncase "$1 $2 $3" in "netns del ll-"*"-0-"*) held=1 ;; esac\nif [ -n "$held" ] && [ ! -e ${mark} ]; then ${realIp} "$@"; echo $$ > ${mark}; i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; exit 0; fi\nexec ${realIp} "$@"\n`,
+    );
+    chmodSync(join(bin, "ip"), 0o755);
+    const child = spawn(process.execPath, [BIN, "run", "tests/fixtures/experiments/ping-repetitions.ts", "--duration", "1", "--out", out, "--no-history"], {
+      cwd: ROOT,
+      env: { ...env, PATH: `${bin}:${process.env.PATH ?? ""}` },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => void (stderr += d.toString()));
+    const closed = new Promise((r) => child.once("close", r));
+    let ended = false;
+    void closed.then(() => (ended = true));
+    while (!existsSync(mark) || !readFileSync(mark, "utf8").trim()) {
+      if (ended) throw new Error(`the run ended before its teardown was held:\n${stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill("SIGKILL");
+    process.kill(Number(readFileSync(mark, "utf8")), "SIGKILL");
+    await closed;
+    const before = ResultsSchema.parse(JSON.parse(readFileSync(join(out, "results.json"), "utf8")));
+    expect(before.status).toBe("running");
+    expect(before.measurements.map((m) => m.status)).toEqual(["ok", "ok", "ok"]);
+    const short = runShort(before.runId);
+    const namespaces = () => spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.startsWith(`ll-${short}-`));
+    // Half torn down: some of its namespaces are gone, some are left.
+    expect(namespaces().length).toBeGreaterThan(0);
+
+    const resumed = latlab("resume", out, "--no-history");
+    expect(resumed.status, resumed.stdout + resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/cannot be re-attached to.*every cell was measured, so nothing is needed of them: what is left of run \S+'s hosts is removed \(only its own\)/);
+    expect(resumed.stderr).toMatch(new RegExp(`removed namespace ll-${short}-`));
+    expect(resumed.stdout).toMatch(/\(finished: no cell measured again\)/);
+    const after = ResultsSchema.parse(JSON.parse(readFileSync(join(out, "results.json"), "utf8")));
+    expect(after.status).toBe("complete");
+    expect(after.measurements).toEqual(before.measurements);
+    expect(after.error).toBeUndefined();
+    expect(after.teardown.status).toBe("ok");
+    expect(after.teardown.removed).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^namespace ll-${short}-`))]));
+    expect(after.environment.facts["resume.1"]).toMatch(/what was left of its hosts \(its teardown stopped half-way, they could not be re-attached to\) removed/);
+    // Nothing of the run is left, its record is gone; a second resume has nothing to do.
+    expect(namespaces()).toEqual([]);
+    expect(existsSync(join(records, `${short}.json`))).toBe(false);
+    expect(latlab("cleanup").stdout).toContain("nothing to clean up");
+    expect(latlab("resume", out).stdout).toMatch(/nothing to resume/);
+  }, 300_000);
 
   it("a resume killed in turn: the next resume re-attaches to the hosts that resume brought up and collects the clients it started, the first run's copies kept beside", async () => {
     const records = tempDir("latlab-records-");

@@ -31,6 +31,11 @@ export interface CleanupOptions {
   log?: (message: string) => void;
   /** SIGTERM → SIGKILL grace for processes. */
   graceMs?: number;
+  /**
+   * Only the runs whose records this accepts (`latlab resume` finishing one run): the others are
+   * neither reported nor touched, and leftovers no record accounts for are not even listed.
+   */
+  onlyRuns?: (record: RunRecord) => boolean;
 }
 
 export interface CleanupReport {
@@ -166,6 +171,7 @@ export async function cleanupLocal(options: CleanupOptions = {}): Promise<Cleanu
   const roots = new Set(tempRoots.map((r) => resolve(r)));
   for (const r of records) {
     recorded.add(r.short);
+    if (options.onlyRuns && !options.onlyRuns(r)) continue;
     if (r.bootId && boot && r.bootId !== boot) {
       report.foreign.push({ runId: r.runId, bootId: r.bootId });
       continue;
@@ -198,6 +204,8 @@ export async function cleanupLocal(options: CleanupOptions = {}): Promise<Cleanu
     if (report.errors.length === before && (!last || last.pid === r.pid)) removeRunRecord(r.short, recordsDir);
   }
 
+  // One run's cleanup never judges leftovers of no record: nothing says whose they are.
+  if (options.onlyRuns) return report;
   const shorts = new Set<string>();
   for (const n of allNamespaces) if (NAMESPACE.test(n)) shorts.add(NAMESPACE.exec(n)![1]!);
   for (const l of allLinks) if (ROOT_LINK.test(l)) shorts.add(ROOT_LINK.exec(l)![1]!);

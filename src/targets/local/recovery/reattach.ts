@@ -13,6 +13,13 @@ import { readSavedEnvironment } from "./savedEnvironment.ts";
 const ofRun = (runId: string, runDir: string, resumeFolder: string) => (r: { runId: string; runDir: string | null }) =>
   r.runId === runId || r.runDir === runDir || r.runDir === `${runDir}/${resumeFolder}`;
 
+/**
+ * What is the run's own, to re-attach to or remove: the run's, or a resume's of it — not merely
+ * another run's that once wrote to the same folder (`--out X --force`).
+ */
+export const runOrItsResume = (runId: string, runDir: string, resumeFolder: string) => (r: { runId: string; runDir: string | null }) =>
+  r.runId === runId || r.runDir === `${runDir}/${resumeFolder}`;
+
 /** Throws when the run, or a resume of it, is still running here. */
 export async function refuseLiveRun(runId: string, runDir: string, resumeFolder: string, recordsDir?: string): Promise<void> {
   const report = await cleanupLocal({ dryRun: true, ...(recordsDir ? { recordsDir } : {}) });
@@ -35,9 +42,7 @@ export async function reattachLocal(
 ): Promise<LocalTarget | null> {
   const recordsDir = options.recordsDir ?? localRunsDir();
   const report = await cleanupLocal({ dryRun: true, recordsDir });
-  // Hosts are re-attached to only when they are the run's own or a resume's of it — not merely
-  // those of another run that once wrote to the same folder (`--out X --force`).
-  const left = report.runs.filter((r) => (r.runId === runId || r.runDir === `${runDir}/${resumeFolder}`) && r.items.length);
+  const left = report.runs.filter((r) => runOrItsResume(runId, runDir, resumeFolder)(r) && r.items.length);
   if (!left.length) return null;
   const cannot = (why: string) =>
     new Error(
