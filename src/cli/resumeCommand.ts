@@ -21,6 +21,7 @@ import { provenanceFacts } from "./provenance.ts";
 import { newRunId } from "../results/runId.ts";
 import { reportLine, runExitCode } from "./output/runOutcome.ts";
 import { STOP_SIGNALS } from "./run/stopSignals.ts";
+import { stopSignalHandler } from "../runner/runStop.ts";
 import { refuseWithNegation } from "./options.ts";
 
 function runFolder(ref: string): string {
@@ -65,10 +66,10 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
       if (onTarget) await factory.checkResume!(earlier.runId, runDir);
       const lock = lockRunFolder(runDir, earlier.runId, (m) => process.stderr.write(`${m}\n`));
       const controller = new AbortController();
-      const onSignal = (signal: NodeJS.Signals) => {
-        process.stderr.write(`\n${signal}: stopping after the current step and tearing everything down…\n`);
-        controller.abort();
-      };
+      let running = false;
+      // The same decisions as `latlab run` (runStop.ts): a second Ctrl-C never cancels the teardown.
+      // A resume runs on the local target only, which cannot hand its teardown over.
+      const onSignal = stopSignalHandler({ controller, handOver: new AbortController(), running: () => running, canHandOver: () => false, write: (t) => process.stderr.write(t) });
       ignoreHangupWriteErrors(process.stdout);
       ignoreHangupWriteErrors(process.stderr);
       for (const s of STOP_SIGNALS) process.on(s, onSignal);
@@ -92,6 +93,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
         // The hosts the run left up, when they are whole: the same hosts, and its detached clients
         // collected — or, finishing a run killed in its teardown, what is left of them torn down
         // (re-attached) or removed (half torn down already: only that run's).
+        running = true;
         const { reattached, removeLeftovers } = onTarget
           ? await hostsLeftBy(factory, { runId: earlier.runId, runDir, ref, action }, sub, targetOptions)
           : { reattached: null, removeLeftovers: undefined };

@@ -37,7 +37,7 @@ interface Run {
 
 async function rehearse(experiment: string, args: string[] = [], env: Record<string, string> = {}): Promise<Run> {
   const dir = join(work, `${experiment}-${Math.random().toString(36).slice(2, 8)}`);
-  const child = spawn(process.execPath, [BIN, "run", experiment, "--target", "azure", "--rehearse", "--out", dir, ...args], {
+  const child = spawn(process.execPath, [BIN, "run", experiment, "--target", "azure", "--rehearse", "--yes", "--out", dir, ...args], {
     cwd: ROOT,
     // Not CI's quiet mode: some tests read the progress log (--quiet where they want quiet).
     env: { ...process.env, PATH: `${PULUMI}:${process.env.PATH ?? ""}`, CI: "false", LATLAB_STATE_DIR: STATE_ROOT, ...env },
@@ -321,7 +321,7 @@ describe("rehearsal with faults injected: one clear error, results on disk, noth
     const faults = [{ kind: "kill-runner", type: "Microsoft.Compute/virtualMachines", name: "d1-server" }];
     const env = { ...process.env, PATH: `${PULUMI}:${process.env.PATH ?? ""}`, CI: "false", LATLAB_STATE_DIR: STATE_ROOT, LATLAB_EMULATOR_FAULTS: JSON.stringify(faults) };
     // Its own process group: the fault kills the group of the runner, not this test.
-    const child = spawn(process.execPath, [BIN, "run", "ppg-vs-zone", "--target", "azure", "--rehearse", "--out", dir], { cwd: ROOT, env, stdio: "ignore", detached: true });
+    const child = spawn(process.execPath, [BIN, "run", "ppg-vs-zone", "--target", "azure", "--rehearse", "--yes", "--out", dir], { cwd: ROOT, env, stdio: "ignore", detached: true });
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on("close", (c, s) => r([c, s])));
     expect(signal).toBe("SIGKILL");
     expect(code).toBeNull();

@@ -46,7 +46,7 @@ const filesUnder = (dir: string): string[] =>
 describe("a Pulumi backend that outlives the runner (azblob://, played by a file:// folder outside the state folder)", () => {
   it("without a passphrase in the environment the run is refused before anything is deployed", async () => {
     const dir = join(work, "refused");
-    const run = spawnSync(process.execPath, [BIN, "run", EXPERIMENT, "--target", "azure", "--rehearse", "--max-cost", MAX_COST, "--out", dir, "--backend", BACKEND], {
+    const run = spawnSync(process.execPath, [BIN, "run", EXPERIMENT, "--target", "azure", "--rehearse", "--yes", "--max-cost", MAX_COST, "--out", dir, "--backend", BACKEND], {
       cwd: ROOT,
       env: envWith({}),
       encoding: "utf8",
@@ -65,7 +65,7 @@ describe("a Pulumi backend that outlives the runner (azblob://, played by a file
     const dir = join(work, "killed");
     const env = envWith({ PULUMI_CONFIG_PASSPHRASE: PASSPHRASE });
     // Its own process group, killed whole as a runner that vanishes takes everything with it.
-    const child = spawn(process.execPath, [BIN, "run", EXPERIMENT, "--target", "azure", "--rehearse", "--max-cost", MAX_COST, "--out", dir, "--backend", BACKEND], {
+    const child = spawn(process.execPath, [BIN, "run", EXPERIMENT, "--target", "azure", "--rehearse", "--yes", "--max-cost", MAX_COST, "--out", dir, "--backend", BACKEND], {
       cwd: ROOT,
       env,
       stdio: ["ignore", "ignore", "pipe"],

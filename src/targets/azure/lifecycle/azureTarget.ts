@@ -388,7 +388,12 @@ export class AzureTarget implements Target {
     if (signal.aborted) throw interrupted();
     const summary = deploySummary(plan, s.runId, expiresAt, s.rehearsal ? undefined : { own: o.costOf?.(plan), whole: o.costSummary });
     if (s.rehearsal) {
-      log(`${summary} — rehearsed: by the emulator, at no cost`);
+      const rehearsed = `${summary} — rehearsed: by the emulator, at no cost`;
+      // The real run's question, asked the same way (issue 23: a rehearsal refuses what the real
+      // run refuses): a scripted run without --yes and no terminal is refused here too.
+      if (o.confirm) {
+        if (!(await o.confirm(rehearsed))) throw new AzureTargetError("azure target: deploy not confirmed; nothing was created (the rehearsal asks what the real run asks: --yes answers it)");
+      } else log(rehearsed);
     } else if (o.confirm) {
       if (!(await o.confirm(summary))) throw new AzureTargetError("azure target: deploy not confirmed; nothing was created");
     } else {

@@ -250,6 +250,7 @@ export async function createAzureTarget(options: TargetOptions): Promise<Target>
       sshFrom: "rehearsal",
       rehearsal: startRehearsal,
       ...(options.backend ? { backendUrl: options.backend } : {}),
+      ...(options.yes ? {} : { confirm: confirmOnTerminal }),
       resultsRoot: options.resultsRoot,
       expiresAt: recommendedExpiresAt,
     });

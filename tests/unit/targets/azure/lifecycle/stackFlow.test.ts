@@ -174,6 +174,24 @@ function armGroups(kind: "gone" | "locked" = "gone"): () => Promise<RunGroups> {
   });
 }
 
+/** A rehearsal's emulator, faked: room for the run in every region; `stop` says it was called. */
+const fakeRehearsal = (stops: string[]) => async (): Promise<Rehearsal> => ({
+  emulatorHome: join(tmpdir(), "latlab-azemu-fake"),
+  sshFrom: "203.0.113.7/32",
+  addressSpace: "10.0.0.0/8",
+  env: {},
+  readyTimeoutSeconds: 1,
+  facts: {},
+  owns: () => true,
+  groups: await armGroups("locked")(),
+  // Room for the run: 100 vCPUs of the family in every region asked.
+  readCapacity: async (r) => ({
+    usages: Object.fromEntries(r.map((x) => [x, [{ name: { value: "cores", localizedValue: "Total Regional vCPUs" }, currentValue: 0, limit: 100 }, { name: { value: "standardDSv5Family", localizedValue: "Standard DSv5 Family vCPUs" }, currentValue: 0, limit: 100 }]])),
+    skus: Object.fromEntries(r.map((x) => [x, [{ resourceType: "virtualMachines", name: "Standard_D2s_v5", family: "standardDSv5Family", locations: [x], locationInfo: [{ location: x, zones: ["1", "2", "3"] }], restrictions: [] }]])),
+  }),
+  stop: async () => (stops.push("stop"), { errors: [], removed: ["emulator: removed what the destroy left"] }),
+});
+
 function setup(b: Behaviour = {}, over: Partial<AzureTargetOptions> = {}) {
   const root = mkdtempSync(join(tmpdir(), "latlab-azure-"));
   dirs.push(root);
@@ -417,22 +435,7 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
 
   it("a rehearsal whose destroy leaked: once its emulator has stopped (removing the rest) the run is destroyed and its keys and passphrase are gone (issue 23)", async () => {
     const stops: string[] = [];
-    const rehearsal = async (): Promise<Rehearsal> => ({
-      emulatorHome: join(tmpdir(), "latlab-azemu-fake"),
-      sshFrom: "203.0.113.7/32",
-      addressSpace: "10.0.0.0/8",
-      env: {},
-      readyTimeoutSeconds: 1,
-      facts: {},
-      owns: () => true,
-      groups: await armGroups("locked")(),
-      // Room for the run: 100 vCPUs of the family in every region asked.
-      readCapacity: async (r) => ({
-        usages: Object.fromEntries(r.map((x) => [x, [{ name: { value: "cores", localizedValue: "Total Regional vCPUs" }, currentValue: 0, limit: 100 }, { name: { value: "standardDSv5Family", localizedValue: "Standard DSv5 Family vCPUs" }, currentValue: 0, limit: 100 }]])),
-        skus: Object.fromEntries(r.map((x) => [x, [{ resourceType: "virtualMachines", name: "Standard_D2s_v5", family: "standardDSv5Family", locations: [x], locationInfo: [{ location: x, zones: ["1", "2", "3"] }], restrictions: [] }]])),
-      }),
-      stop: async () => (stops.push("stop"), { errors: [], removed: ["emulator: removed what the destroy left"] }),
-    });
+    const rehearsal = fakeRehearsal(stops);
     const { target, ctx, stateDir } = setup({ destroyError: new Error("code: 255\n stdout: \n stderr: error: destroy cancelled\n err?: ") }, { runGroups: armGroups("locked"), rehearsal });
     await target.up(plan, ctx);
     const report = await target.down();
@@ -441,6 +444,18 @@ describe("AzureTarget: deploy and teardown against a fake stack", () => {
     expect(readState(stateDir).status).toBe("destroyed");
     for (const spent of ["client_rsa", "passphrase"]) expect(existsSync(join(stateDir, spent)), spent).toBe(false);
     expect(report.removed).toContain(`file ${join(stateDir, "passphrase")}`);
+  });
+
+  it("a rehearsal asks the real run's question: not confirmed (no terminal, no --yes), nothing is deployed (issue 23)", async () => {
+    const asked: string[] = [];
+    const stops: string[] = [];
+    const { target, fake, ctx } = setup({}, { rehearsal: fakeRehearsal(stops), confirm: async (summary) => (asked.push(summary), false) });
+    await expect(target.up(plan, ctx)).rejects.toThrow("azure target: deploy not confirmed; nothing was created (the rehearsal asks what the real run asks: --yes answers it)");
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatch(/^azure: run .* will create \d+ VMs .* — rehearsed: by the emulator, at no cost$/s);
+    expect(fake.calls).not.toContain("up");
+    await target.down();
+    expect(stops).toEqual(["stop"]);
   });
 
   it("a destroy that fails now and then (Azure's 409s) is tried again: the run is not leaked", async () => {
