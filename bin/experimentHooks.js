@@ -1,5 +1,5 @@
 // Module hooks that let a user's experiment file load under latlab, shared by bin/latlab.js (the
-// main thread) and src/cli/loadProbe.worker.ts (the thread that probes a file first: hooks are
+// main thread) and src/cli/experiments/loadProbe.worker.ts (the thread that probes a file first: hooks are
 // per thread). Plain JavaScript, so that bin/latlab.js can import it before TypeScript loads.
 //
 // Only what every Node since 18 can link is used: registerHooks (Node 22.15 / 23.5) is read from

@@ -23,7 +23,7 @@ const code = existsSync(new URL("../src/cli/main.ts", import.meta.url))
   : { entry: "../dist/index.js", main: "../dist/cli/main.js" };
 
 // "latlab" in a user's experiment resolves to this copy where it should, and TypeScript loads
-// through tsx (experimentHooks.js: the probing thread of src/cli/loadProbe.ts registers the same).
+// through tsx (experimentHooks.js: the probing thread of src/cli/experiments/loadProbe.ts registers the same).
 const { registerExperimentHooks } = await import("./experimentHooks.js");
 await registerExperimentHooks(new URL(code.entry, import.meta.url).href, new URL("../", import.meta.url).href);
 // The URL itself: a path round trip would encode a checkout's "%20" (a space) twice.

@@ -15,10 +15,10 @@ import { registerPlanCommand } from "./commands/planCommand.ts";
 import { registerRunCommand } from "./commands/runCommand.ts";
 import { registerSchemaCommand } from "./commands/schemaCommand.ts";
 import { registerSweepCommand } from "./commands/sweepCommand.ts";
-import { registerHistoryCommands } from "./historyCommands.ts";
-import { registerResumeCommand } from "./resumeCommand.ts";
-import { ignoreHangupWriteErrors } from "./hangup.ts";
-import { sanitizeForTerminal } from "./terminalText.ts";
+import { registerHistoryCommands } from "./commands/historyCommands.ts";
+import { registerResumeCommand } from "./commands/resumeCommand.ts";
+import { ignoreHangupWriteErrors } from "./output/hangup.ts";
+import { sanitizeForTerminal } from "./output/terminalText.ts";
 
 export async function main(argv: string[]): Promise<number> {
   // `latlab list | head -1`: once the reader is gone, writes fail with EPIPE, and an 'error' event

@@ -11,7 +11,7 @@ import type { Summary } from "../results/summary.ts";
 import { unitStatistics } from "../results/unitInference.ts";
 import { RunRowSchema, type ComparisonRow, type HistoryRecords, type HostRow, type SummaryRow } from "./historySchema.ts";
 
-/** Provenance facts latlab adds to a run's environment facts (src/cli/provenance.ts writes them). */
+/** Provenance facts latlab adds to a run's environment facts (src/cli/run/provenance.ts writes them). */
 export const GIT_COMMIT_FACT = "git.commit";
 
 const pairOf = (m: { from: string; to: string }) => `${m.from}->${m.to}`;

@@ -243,7 +243,7 @@ function lowerBound(demands: readonly DeploymentDemand[], limits: WaveLimits): n
 
 /**
  * What a size whose vCPUs latlab cannot tell means for the waves, wherever they are planned: a
- * run on Azure reads the subscription's SKU list first and refuses it (cli/runWaves.ts); the
+ * run on Azure reads the subscription's SKU list first and refuses it (cli/run/runWaves.ts); the
  * local target has no SKU list to read.
  */
 export const UNKNOWN_VCPUS_NOTE =

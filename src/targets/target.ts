@@ -121,6 +121,6 @@ export interface HandOver {
 /**
  * What `waveLimits` read: the limits, and the size entries read live with them (Azure: the
  * subscription's Resource SKUs in the plan's regions), which each deployment's vCPUs and quota
- * family are counted from (cli/runWaves.ts). Without `skus`: latlab's offline size catalog.
+ * family are counted from (cli/run/runWaves.ts). Without `skus`: latlab's offline size catalog.
  */
 export type TargetWaveLimits = WaveLimits & { skus?: readonly ResourceSku[] };

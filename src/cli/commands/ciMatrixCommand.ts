@@ -1,5 +1,5 @@
 /**
- * `latlab ci-matrix [names…]`: the scheduled workflows' plan (src/cli/ciMatrix.ts) as the plan job
+ * `latlab ci-matrix [names…]`: the scheduled workflows' plan (src/cli/run/ciMatrix.ts) as the plan job
  * reads it — the matrix on stdout, one line of JSON; refusals and warnings on stderr, as
  * annotations in GitHub Actions (githubAnnotations.ts); and an exit code that says what runs:
  *
@@ -15,9 +15,9 @@
  */
 import { InvalidArgumentError, type Command } from "commander";
 import type { PlanOptions } from "../../plan/buildPlan.ts";
-import type { CiMatrixResult } from "../ciMatrix.ts";
-import { parseDuration } from "../options.ts";
-import { diagnosticLine, inGithubActions } from "./githubAnnotations.ts";
+import type { CiMatrixResult } from "../run/ciMatrix.ts";
+import { parseDuration } from "../input/options.ts";
+import { diagnosticLine, inGithubActions } from "../output/githubAnnotations.ts";
 
 /** Some experiments were refused; stdout holds the matrix of the others (see the module comment). */
 export const CI_MATRIX_REFUSED_EXIT_CODE = 3;
@@ -69,7 +69,7 @@ export function registerCiMatrixCommand(program: Command, setExitCode: (code: nu
       const githubActions = inGithubActions();
       let result: CiMatrixResult;
       try {
-        const { ciMatrix, loadCiExperiments } = await import("../ciMatrix.ts");
+        const { ciMatrix, loadCiExperiments } = await import("../run/ciMatrix.ts");
         result = ciMatrix(await loadCiExperiments(names), {
           target: opts.target,
           selfHosted: Boolean(opts.selfHosted),

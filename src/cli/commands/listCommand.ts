@@ -3,8 +3,8 @@
  */
 import { basename } from "node:path";
 import type { Command } from "commander";
-import { importExperiment, listExperiments, type ListedExperiment } from "../loadExperiment.ts";
-import { sanitizeForTerminal } from "../terminalText.ts";
+import { importExperiment, listExperiments, type ListedExperiment } from "../experiments/loadExperiment.ts";
+import { sanitizeForTerminal } from "../output/terminalText.ts";
 
 export function registerListCommand(program: Command): void {
   program

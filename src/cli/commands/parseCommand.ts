@@ -8,8 +8,8 @@ import { issuesFromZod } from "../../dsl/errors.ts";
 import { didYouMean } from "../../dsl/suggest.ts";
 import { summarize } from "../../results/summarize.ts";
 import { TOOL_NAMES, findTool } from "../../tools/registry.ts";
-import { aboutCapture, readCapture } from "../readInput.ts";
-import { sanitizeForTerminal } from "../terminalText.ts";
+import { aboutCapture, readCapture } from "../input/readInput.ts";
+import { sanitizeForTerminal } from "../output/terminalText.ts";
 
 export function registerParseCommand(program: Command, setExitCode: (code: number) => void): void {
   program

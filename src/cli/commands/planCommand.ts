@@ -9,10 +9,10 @@ import { buildPlan, type PlanOptions } from "../../plan/buildPlan.ts";
 import { formatPlan, formatWaves } from "../../report/planText.ts";
 import { TARGET_NAMES, findTarget } from "../../targets/registry.ts";
 import { namingFile, sayWhich } from "../experiments/foundExperiment.ts";
-import { loadExperiment } from "../loadExperiment.ts";
-import { parseDuration, parseMaxVcpus, parsePositive, parseReplicas, planOptions, refuseFlagsOfOtherTargets, withReplicas } from "../options.ts";
+import { loadExperiment } from "../experiments/loadExperiment.ts";
+import { parseDuration, parseMaxVcpus, parsePositive, parseReplicas, planOptions, refuseFlagsOfOtherTargets, withReplicas } from "../input/options.ts";
 import { guardPlanSize } from "../run/planGuard.ts";
-import { jsonForTerminal, sanitizeForTerminal } from "../terminalText.ts";
+import { jsonForTerminal, sanitizeForTerminal } from "../output/terminalText.ts";
 
 export function registerPlanCommand(program: Command, setExitCode: (code: number) => void): void {
   program

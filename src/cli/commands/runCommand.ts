@@ -20,16 +20,16 @@ import { TARGET_NAMES, findTarget, type TargetOptions } from "../../targets/regi
 import type { Target } from "../../targets/target.ts";
 import { findTool } from "../../tools/registry.ts";
 import { namingFile, sayWhich } from "../experiments/foundExperiment.ts";
-import { ignoreHangupWriteErrors } from "../hangup.ts";
-import { recordRun } from "../historyCommands.ts";
-import { loadExperiment } from "../loadExperiment.ts";
-import { parseDuration, parseMaxVcpus, parsePositive, parseReplicas, parseTimeLimit, planOptions, refuseFlagsOfOtherTargets, refuseWithNegation, withReplicas } from "../options.ts";
+import { ignoreHangupWriteErrors } from "../output/hangup.ts";
+import { recordRun } from "./historyCommands.ts";
+import { loadExperiment } from "../experiments/loadExperiment.ts";
+import { parseDuration, parseMaxVcpus, parsePositive, parseReplicas, parseTimeLimit, planOptions, refuseFlagsOfOtherTargets, refuseWithNegation, withReplicas } from "../input/options.ts";
 import { readSamples, reportLine, runExitCode } from "../output/runOutcome.ts";
-import { provenanceFacts } from "../provenance.ts";
+import { provenanceFacts } from "../run/provenance.ts";
 import { guardPlanSize, REHEARSAL_SECONDS } from "../run/planGuard.ts";
 import { STOP_SIGNALS } from "../run/stopSignals.ts";
-import { runWaves } from "../runWaves.ts";
-import { sanitizeForTerminal } from "../terminalText.ts";
+import { runWaves } from "../run/runWaves.ts";
+import { sanitizeForTerminal } from "../output/terminalText.ts";
 
 interface RunFlags {
   target: string;

@@ -12,7 +12,7 @@ import { InvalidArgumentError, type Command } from "commander";
 import { GithubRunSchema } from "../../targets/azure/program/types.ts";
 import type { GithubRunSelector, SweepReport } from "../../targets/azure/lifecycle/sweeper.ts";
 import type { EmulatorSweep } from "../../targets/azure/emulator/sweepRehearsals.ts";
-import { sweepSummaryMarkdown, type SweepScope } from "./sweepSummary.ts";
+import { sweepSummaryMarkdown, type SweepScope } from "../output/sweepSummary.ts";
 
 interface SweepFlags {
   delete?: boolean;

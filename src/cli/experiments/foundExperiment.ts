@@ -1,6 +1,6 @@
 import { ExperimentDefinitionError } from "../../dsl/errors.ts";
-import { describeFound } from "../loadExperiment.ts";
-import { sanitizeForTerminal } from "../terminalText.ts";
+import { describeFound } from "./loadExperiment.ts";
+import { sanitizeForTerminal } from "../output/terminalText.ts";
 
 /** Says on stderr which file a name resolved to (nothing for a path: the user named it). */
 export function sayWhich(found: Parameters<typeof describeFound>[0]): void {

@@ -8,7 +8,7 @@ import { parse } from "yaml";
 import { buildProgram } from "../../../src/cli/main.ts";
 import { scaffold } from "../../../src/cli/init/scaffold.ts";
 import { LATLAB_WORKFLOW_FILES } from "../../../src/cli/init/templates.ts";
-import { CI_SETUP_MARGIN_MINUTES } from "../../../src/cli/ciMatrix.ts";
+import { CI_SETUP_MARGIN_MINUTES } from "../../../src/cli/run/ciMatrix.ts";
 
 /**
  * The GitHub workflows (.github/workflows/): the properties that keep them safe and correct, read

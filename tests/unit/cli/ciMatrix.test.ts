@@ -11,7 +11,7 @@ import {
   jobMinutes,
   loadCiExperiments,
   planEntry,
-} from "../../../src/cli/ciMatrix.ts";
+} from "../../../src/cli/run/ciMatrix.ts";
 import { CI_MATRIX_OVER_BUDGET_EXIT_CODE, CI_MATRIX_REFUSED_EXIT_CODE, ciMatrixOutput, parseUsd } from "../../../src/cli/commands/ciMatrixCommand.ts";
 import { defineExperiment } from "../../../src/index.ts";
 import { buildPlan } from "../../../src/plan/buildPlan.ts";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadExperiment } from "../../../src/cli/loadExperiment.ts";
+import { loadExperiment } from "../../../src/cli/experiments/loadExperiment.ts";
 import { ExperimentDefinitionError } from "../../../src/dsl/errors.ts";
 
 const BROKEN = join(import.meta.dirname, "fixtures/broken");
@@ -63,7 +63,7 @@ describe("definition errors name the file and the key path", () => {
   });
 
   it("loads every shipped experiment: the load-time checks refuse none of them", async () => {
-    const { listExperimentFiles } = await import("../../../src/cli/loadExperiment.ts");
+    const { listExperimentFiles } = await import("../../../src/cli/experiments/loadExperiment.ts");
     for (const file of listExperimentFiles()) await expect(loadExperiment(file)).resolves.toMatchObject({ file });
   });
 });

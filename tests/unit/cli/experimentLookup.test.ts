@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { EXPERIMENTS_DIR, describeFound, findExperiment, listExperiments, projectExperimentsDir } from "../../../src/cli/loadExperiment.ts";
+import { EXPERIMENTS_DIR, describeFound, findExperiment, listExperiments, projectExperimentsDir } from "../../../src/cli/experiments/loadExperiment.ts";
 import { tempDirs } from "../../tempDirs.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { ignoreHangupWriteErrors, isHangupWriteError, onWriteError } from "../../../src/cli/hangup.ts";
+import { ignoreHangupWriteErrors, isHangupWriteError, onWriteError } from "../../../src/cli/output/hangup.ts";
 
 const errno = (code: string) => Object.assign(new Error(`write ${code}`), { code });
 

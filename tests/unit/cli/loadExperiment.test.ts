@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { listExperimentFiles, loadExperiment, resolveExperimentRef } from "../../../src/cli/loadExperiment.ts";
-import { parseDuration } from "../../../src/cli/options.ts";
+import { listExperimentFiles, loadExperiment, resolveExperimentRef } from "../../../src/cli/experiments/loadExperiment.ts";
+import { parseDuration } from "../../../src/cli/input/options.ts";
 
 const fixtures = resolve(import.meta.dirname, "../../fixtures/experiments");
 
@@ -54,7 +54,7 @@ describe("parseDuration", () => {
 
 describe("planOptions", () => {
   it("uses --duration first, then the experiment's default for the target", async () => {
-    const { planOptions } = await import("../../../src/cli/options.ts");
+    const { planOptions } = await import("../../../src/cli/input/options.ts");
     const { defineExperiment } = await import("../../../src/index.ts");
     const e = defineExperiment({ name: "x", description: "x", hosts: { a: {}, server: {} }, measure: [{ tool: "ping" }], durationByTarget: { local: 3 } });
     expect(planOptions(e, "local")).toEqual({ duration: { seconds: 3 } });

@@ -2,8 +2,8 @@ import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { loadExperiment } from "../../../src/cli/loadExperiment.ts";
-import { DEFAULT_LOAD_TIMEOUT_MS, loadTimeoutMs } from "../../../src/cli/loadProbe.ts";
+import { loadExperiment } from "../../../src/cli/experiments/loadExperiment.ts";
+import { DEFAULT_LOAD_TIMEOUT_MS, loadTimeoutMs } from "../../../src/cli/experiments/loadProbe.ts";
 import { tempDirs } from "../../tempDirs.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");

@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../../src/cli/main.ts";
 import { runExitCode } from "../../../src/cli/output/runOutcome.ts";
-import { planOptions, withReplicas } from "../../../src/cli/options.ts";
+import { planOptions, withReplicas } from "../../../src/cli/input/options.ts";
 import { buildPlan } from "../../../src/plan/buildPlan.ts";
 import { defineExperiment } from "../../../src/index.ts";
 import type { TeardownReport } from "../../../src/results/schema.ts";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runMain } from "./runMain.ts";
 
-// Every flag of the CLI is parsed and checked in src/cli/options.ts; these go through main(), as a user would.
+// Every flag of the CLI is parsed and checked in src/cli/input/options.ts; these go through main(), as a user would.
 const OUTSIDE = join(import.meta.dirname, "fixtures/outside.ts"); // ping, 0.1 s a probe
 const SHORT = join(import.meta.dirname, "fixtures/short-tools.ts"); // ping 0.1 s a probe, iperf3
 // Every `run` here uses a plan that needs --yes (ping 0.1 s a probe too): were a check missing, the

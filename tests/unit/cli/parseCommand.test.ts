@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readCapture } from "../../../src/cli/readInput.ts";
+import { readCapture } from "../../../src/cli/input/readInput.ts";
 import { tempDirs } from "../../tempDirs.ts";
 import { runMain } from "./runMain.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadExperiment } from "../../../src/cli/loadExperiment.ts";
+import { loadExperiment } from "../../../src/cli/experiments/loadExperiment.ts";
 import { buildPlan } from "../../../src/plan/buildPlan.ts";
 import { formatPlan } from "../../../src/report/planText.ts";
 

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { importExperiment } from "../../../src/cli/loadExperiment.ts";
+import { importExperiment } from "../../../src/cli/experiments/loadExperiment.ts";
 import { buildPlan } from "../../../src/plan/buildPlan.ts";
 import { worstCaseRun } from "../../../src/targets/azure/catalog/validateAzure.ts";
 import { estimateCost, loadPriceSnapshot } from "../../../src/targets/azure/catalog/prices.ts";

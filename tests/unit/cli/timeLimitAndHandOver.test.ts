@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runExitCode } from "../../../src/cli/output/runOutcome.ts";
-import { parseTimeLimit } from "../../../src/cli/options.ts";
+import { parseTimeLimit } from "../../../src/cli/input/options.ts";
 import { ResultsSchema, type TeardownReport } from "../../../src/results/schema.ts";
 import { MAX_TIME_LIMIT_MINUTES } from "../../../src/runner/runStop.ts";
 import { runMain } from "./runMain.ts";

@@ -1,8 +1,8 @@
 import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runWaves } from "../../../src/cli/runWaves.ts";
-import { parseMaxVcpus } from "../../../src/cli/options.ts";
+import { runWaves } from "../../../src/cli/run/runWaves.ts";
+import { parseMaxVcpus } from "../../../src/cli/input/options.ts";
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
 import { profileLimits } from "../../../src/targets/azure/catalog/quota.ts";
 import type { Target } from "../../../src/targets/target.ts";

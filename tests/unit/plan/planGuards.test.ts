@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { listExperimentFiles, importExperiment } from "../../../src/cli/loadExperiment.ts";
+import { listExperimentFiles, importExperiment } from "../../../src/cli/experiments/loadExperiment.ts";
 import { buildPlan, type PlanOptions } from "../../../src/plan/buildPlan.ts";
 import { PLAN_LIMITS, axisCombinations, checkExperiment, confirmText, experimentSize, formatCount, refusalText, type PlanLimits } from "../../../src/plan/planGuards.ts";
 import { defineExperiment, type Experiment, type ExperimentInput, type HostsSpec } from "../../../src/index.ts";

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { loadExperiment } from "../../../cli/loadExperiment.ts";
+import { loadExperiment } from "../../../cli/experiments/loadExperiment.ts";
 import type { Experiment } from "../../../dsl/experiment.ts";
 import { buildPlan, type PlanOptions } from "../../../plan/buildPlan.ts";
 import type { Plan } from "../../../plan/types.ts";

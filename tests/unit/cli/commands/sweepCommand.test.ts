@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { sweepSummaryMarkdown, MAX_ROWS } from "../../../../src/cli/commands/sweepSummary.ts";
+import { sweepSummaryMarkdown, MAX_ROWS } from "../../../../src/cli/output/sweepSummary.ts";
 import { githubRunSelector } from "../../../../src/cli/commands/sweepCommand.ts";
 import type { SweepReport, SweptGroup } from "../../../../src/targets/azure/lifecycle/sweeper.ts";
 import { parseTagFilter } from "../../../../src/targets/azure/emulator/sweepRehearsals.ts";

@@ -53,7 +53,7 @@ export function withHost(plan: Plan, variant: string, role: string, change: Part
 
 /** Every experiments/*.ts, planned as `--target azure` would; those that do not load yet (being written) carry their error. */
 export async function shippedExperimentPlans(): Promise<{ file: string; name: string; plan?: Plan; error?: string }[]> {
-  const { listExperimentFiles, loadExperiment } = await import("../../../../src/cli/loadExperiment.ts");
+  const { listExperimentFiles, loadExperiment } = await import("../../../../src/cli/experiments/loadExperiment.ts");
   const { azurePlanOptions } = await import("../../../../src/targets/azure/program/entryConfig.ts");
   const out: { file: string; name: string; plan?: Plan; error?: string }[] = [];
   for (const file of listExperimentFiles()) {

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
-import { loadExperiment } from "../../../../../src/cli/loadExperiment.ts";
+import { loadExperiment } from "../../../../../src/cli/experiments/loadExperiment.ts";
 import { buildPlan } from "../../../../../src/plan/buildPlan.ts";
 import { azurePlanOptions, parseDurationConfig, planAndSettingsFromConfig, runAzureEntry, runIdFromStack, type ConfigSource } from "../../../../../src/targets/azure/program/entryConfig.ts";
 import { azurePlanReport, listAzureResources, offlineSettings } from "../../../../../src/targets/azure/program/listing.ts";

@@ -11,12 +11,12 @@
  */
 import { InvalidArgumentError, type Command } from "commander";
 import { z } from "zod";
-import type { Experiment } from "../dsl/experiment.ts";
-import { didYouMean } from "../dsl/suggest.ts";
-import type { PlanOptions } from "../plan/buildPlan.ts";
-import { MAX_TIME_LIMIT_MINUTES } from "../runner/runStop.ts";
-import { TARGET_NAMES } from "../targets/registry.ts";
-import { findTool } from "../tools/registry.ts";
+import type { Experiment } from "../../dsl/experiment.ts";
+import { didYouMean } from "../../dsl/suggest.ts";
+import type { PlanOptions } from "../../plan/buildPlan.ts";
+import { MAX_TIME_LIMIT_MINUTES } from "../../runner/runStop.ts";
+import { TARGET_NAMES } from "../../targets/registry.ts";
+import { findTool } from "../../tools/registry.ts";
 
 /** Decimal digits, nothing else (no sign, no spaces, no 0x/0b/0o, no exponent). */
 const DIGITS = /^[0-9]+$/;

@@ -7,22 +7,22 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
-import { historyFile } from "../history/historyStore.ts";
-import { comparisonTable } from "../report/table.ts";
-import { lockRunFolder } from "../results/outputFolder.ts";
-import { lineProgress, barProgress } from "../runner/progress.ts";
-import { hostsLeftBy, pendingWork, resumePlan, resumeRun } from "../runner/resumeRun.ts";
-import { findTarget } from "../targets/registry.ts";
-import { findTool } from "../tools/registry.ts";
-import { sanitizeForTerminal } from "../tools/terminalText.ts";
+import { historyFile } from "../../history/historyStore.ts";
+import { comparisonTable } from "../../report/table.ts";
+import { lockRunFolder } from "../../results/outputFolder.ts";
+import { lineProgress, barProgress } from "../../runner/progress.ts";
+import { hostsLeftBy, pendingWork, resumePlan, resumeRun } from "../../runner/resumeRun.ts";
+import { findTarget } from "../../targets/registry.ts";
+import { findTool } from "../../tools/registry.ts";
+import { sanitizeForTerminal } from "../../tools/terminalText.ts";
 import { recordRun } from "./historyCommands.ts";
-import { ignoreHangupWriteErrors } from "./hangup.ts";
-import { provenanceFacts } from "./provenance.ts";
-import { newRunId } from "../results/runId.ts";
-import { reportLine, runExitCode } from "./output/runOutcome.ts";
-import { STOP_SIGNALS } from "./run/stopSignals.ts";
-import { stopSignalHandler } from "../runner/runStop.ts";
-import { refuseWithNegation } from "./options.ts";
+import { ignoreHangupWriteErrors } from "../output/hangup.ts";
+import { provenanceFacts } from "../run/provenance.ts";
+import { newRunId } from "../../results/runId.ts";
+import { reportLine, runExitCode } from "../output/runOutcome.ts";
+import { STOP_SIGNALS } from "../run/stopSignals.ts";
+import { stopSignalHandler } from "../../runner/runStop.ts";
+import { refuseWithNegation } from "../input/options.ts";
 
 function runFolder(ref: string): string {
   for (const dir of [resolve(ref), resolve("results", ref)]) if (existsSync(resolve(dir, "plan.json")) || existsSync(resolve(dir, "results.json"))) return dir;

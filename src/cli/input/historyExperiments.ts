@@ -1,5 +1,5 @@
-import { closestName } from "../dsl/suggest.ts";
-import { readHistory } from "../history/historyStore.ts";
+import { closestName } from "../../dsl/suggest.ts";
+import { readHistory } from "../../history/historyStore.ts";
 
 /** The experiments a history holds runs of, with how many runs each, by name. */
 export async function experimentsIn(file: string): Promise<Map<string, number>> {

@@ -1,10 +1,10 @@
-import { ExperimentDefinitionError, type DefinitionIssue } from "../dsl/errors.ts";
-import { checkPairs, type Experiment } from "../dsl/experiment.ts";
-import { expandMatrix, variantId, type AxisTable } from "../dsl/matrix.ts";
-import { didYouMean } from "../dsl/suggest.ts";
-import { axisCombinations, PLAN_LIMITS } from "../plan/planGuards.ts";
-import { resolveHosts } from "../plan/resolveHosts.ts";
-import { TARGET_NAMES } from "../targets/registry.ts";
+import { ExperimentDefinitionError, type DefinitionIssue } from "../../dsl/errors.ts";
+import { checkPairs, type Experiment } from "../../dsl/experiment.ts";
+import { expandMatrix, variantId, type AxisTable } from "../../dsl/matrix.ts";
+import { didYouMean } from "../../dsl/suggest.ts";
+import { axisCombinations, PLAN_LIMITS } from "../../plan/planGuards.ts";
+import { resolveHosts } from "../../plan/resolveHosts.ts";
+import { TARGET_NAMES } from "../../targets/registry.ts";
 
 /**
  * Variants checked host by host at load time. Past this the axes are a plan the size guard

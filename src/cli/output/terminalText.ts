@@ -13,7 +13,7 @@
  * characters JSON.stringify leaves raw but a terminal acts on as `\uXXXX` escapes, which JSON
  * reads back as the same characters.
  */
-export { sanitizeForTerminal } from "../tools/terminalText.ts";
+export { sanitizeForTerminal } from "../../tools/terminalText.ts";
 
 // JSON.stringify escapes C0 and lone surrogates already; it leaves DEL, the C1 controls (0x9B is
 // a CSI) and the format characters sanitizeForTerminal escapes (ALM, zero-width characters,

@@ -6,21 +6,21 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { Command, Option } from "commander";
-import { compareRuns, type RunSource } from "../history/compareRuns.ts";
-import { historyRecords } from "../history/historyRecords.ts";
-import { appendRuns, exportParquet, historyFile, loadHistory, HISTORY_ENV } from "../history/historyStore.ts";
-import { assess } from "../history/regression.ts";
-import { TREND_METRICS, trend, unknownMeasure, type TrendMetric } from "../history/trend.ts";
-import { formatHistory, formatRunComparison, formatTrend } from "../report/historyText.ts";
-import { writeReport } from "../report/writeReport.ts";
-import { reportMarkdown } from "../report/reportMarkdown.ts";
-import { comparisonTable } from "../report/table.ts";
-import { sanitizeForTerminal } from "../tools/terminalText.ts";
-import { memoizeSamples, readRunFolder, type RunFolder } from "../results/readRunFolder.ts";
-import { parseMeasure, parsePercent } from "./options.ts";
-import { completeRunFolder, refuseSameRun } from "./compareInputs.ts";
-import { refuseExperimentNotInHistory } from "./historyExperiments.ts";
-import { pathLengthProblem, shownPath } from "../results/writablePath.ts";
+import { compareRuns, type RunSource } from "../../history/compareRuns.ts";
+import { historyRecords } from "../../history/historyRecords.ts";
+import { appendRuns, exportParquet, historyFile, loadHistory, HISTORY_ENV } from "../../history/historyStore.ts";
+import { assess } from "../../history/regression.ts";
+import { TREND_METRICS, trend, unknownMeasure, type TrendMetric } from "../../history/trend.ts";
+import { formatHistory, formatRunComparison, formatTrend } from "../../report/historyText.ts";
+import { writeReport } from "../../report/writeReport.ts";
+import { reportMarkdown } from "../../report/reportMarkdown.ts";
+import { comparisonTable } from "../../report/table.ts";
+import { sanitizeForTerminal } from "../../tools/terminalText.ts";
+import { memoizeSamples, readRunFolder, type RunFolder } from "../../results/readRunFolder.ts";
+import { parseMeasure, parsePercent } from "../input/options.ts";
+import { completeRunFolder, refuseSameRun } from "../input/compareInputs.ts";
+import { refuseExperimentNotInHistory } from "../input/historyExperiments.ts";
+import { pathLengthProblem, shownPath } from "../../results/writablePath.ts";
 
 /** `latlab compare --fail-on-regression`'s exit code when a regression over replicas was found (1 stays "error"). */
 export const REGRESSION_EXIT_CODE = 3;

@@ -11,12 +11,12 @@ import { pathToFileURL } from "node:url";
 const port = parentPort;
 if (!port) throw new Error("loadProbe.worker.ts runs only as a worker thread (see loadProbe.ts)");
 
-// This file sits in src/cli (a checkout) or dist/cli (the package), next to the entry it serves.
-const entry = new URL(import.meta.url.endsWith(".ts") ? "../index.ts" : "../index.js", import.meta.url).href;
-const ownRoot = new URL("../../", import.meta.url).href;
+// This file sits in src/cli/experiments (a checkout) or dist/cli/experiments (the package), two levels below the entry it serves.
+const entry = new URL(import.meta.url.endsWith(".ts") ? "../../index.ts" : "../../index.js", import.meta.url).href;
+const ownRoot = new URL("../../../", import.meta.url).href;
 // The same hooks as bin/latlab.js registers for the main thread (one module for both).
 // @ts-expect-error: plain JavaScript without declarations, shipped in bin/ beside latlab.js.
-const { registerExperimentHooks } = await import("../../bin/experimentHooks.js");
+const { registerExperimentHooks } = await import("../../../bin/experimentHooks.js");
 await registerExperimentHooks(entry, ownRoot);
 
 /** One file at a time: the reply says the import settled; what it threw the main thread sees again. */

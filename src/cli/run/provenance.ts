@@ -5,7 +5,7 @@
  * artifact by it).
  */
 import { spawnSync } from "node:child_process";
-import { GIT_COMMIT_FACT } from "../history/historyRecords.ts";
+import { GIT_COMMIT_FACT } from "../../history/historyRecords.ts";
 
 const git = (cwd: string, args: string[]) => {
   const r = spawnSync("git", args, { cwd, encoding: "utf8", timeout: 10_000 });

@@ -1,7 +1,7 @@
-import type { Plan } from "../plan/types.ts";
-import { planWaves, WaveRefusal, wavePlan, type WaveLimits, type WavePlan } from "../plan/waves.ts";
-import { formatWaves } from "../report/planText.ts";
-import type { Target, TargetContext } from "../targets/target.ts";
+import type { Plan } from "../../plan/types.ts";
+import { planWaves, WaveRefusal, wavePlan, type WaveLimits, type WavePlan } from "../../plan/waves.ts";
+import { formatWaves } from "../../report/planText.ts";
+import type { Target, TargetContext } from "../../targets/target.ts";
 
 /** --max-vcpus alone, or on top of what the target can hold. */
 export function withMaxVcpus(limits: WaveLimits | undefined, maxVcpus: number | undefined, fallback: (n: number) => WaveLimits): WaveLimits | undefined {
@@ -23,7 +23,7 @@ export function withMaxVcpus(limits: WaveLimits | undefined, maxVcpus: number | 
  * waves could be too big, and a later wave refused after earlier ones ran).
  */
 export async function runWaves(plan: Plan, target: Target, ctx: TargetContext, maxVcpus: number | undefined, show: { azureCost?: boolean; livePrices?: boolean } = {}): Promise<WavePlan | undefined> {
-  const { deploymentDemands, maxVcpusLimits } = await import("../targets/azure/catalog/quota.ts");
+  const { deploymentDemands, maxVcpusLimits } = await import("../../targets/azure/catalog/quota.ts");
   const read = await target.waveLimits?.(plan, ctx);
   const skus = read?.skus;
   const limits = withMaxVcpus(read, maxVcpus, maxVcpusLimits);
@@ -47,9 +47,9 @@ export async function runWaves(plan: Plan, target: Target, ctx: TargetContext, m
   // Each wave's cost and wall time on Azure (list prices); elsewhere its measurement time.
   let more = (w: WavePlan["waves"][number]) => [`measurement: about ${Math.ceil(wavePlan(plan, w.deployments).estimate.measurementSeconds)} s`];
   if (show.azureCost && waves.waves.length > 1) {
-    const { waveCosts } = await import("../targets/azure/program/listing.ts");
-    const { loadPriceSnapshot } = await import("../targets/azure/catalog/prices.ts");
-    const { waveCostLines } = await import("../report/azurePlanText.ts");
+    const { waveCosts } = await import("../../targets/azure/program/listing.ts");
+    const { loadPriceSnapshot } = await import("../../targets/azure/catalog/prices.ts");
+    const { waveCostLines } = await import("../../report/azurePlanText.ts");
     const costs = waveCosts(plan, waves, loadPriceSnapshot());
     more = (w) => waveCostLines(costs[w.index]!, show.livePrices);
   }

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import type { RunSource } from "../history/compareRuns.ts";
-import { readRunFolder, type RunFolder } from "../results/readRunFolder.ts";
+import type { RunSource } from "../../history/compareRuns.ts";
+import { readRunFolder, type RunFolder } from "../../results/readRunFolder.ts";
 
 /**
  * What `latlab compare` refuses before comparing, because the answer would look like a finding

@@ -1,14 +1,14 @@
 import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, extname, isAbsolute, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { ExperimentDefinitionError } from "../dsl/errors.ts";
-import { isExperiment, type Experiment } from "../dsl/experiment.ts";
-import { didYouMean } from "../dsl/suggest.ts";
+import { ExperimentDefinitionError } from "../../dsl/errors.ts";
+import { isExperiment, type Experiment } from "../../dsl/experiment.ts";
+import { didYouMean } from "../../dsl/suggest.ts";
 import { checkLoaded } from "./checkLoaded.ts";
 import { probeLoad } from "./loadProbe.ts";
 
 /** The experiments shipped with latlab. */
-export const EXPERIMENTS_DIR = fileURLToPath(new URL("../../experiments/", import.meta.url));
+export const EXPERIMENTS_DIR = fileURLToPath(new URL("../../../experiments/", import.meta.url));
 
 export function listExperimentFiles(dir = EXPERIMENTS_DIR): string[] {
   if (!existsSync(dir)) return [];

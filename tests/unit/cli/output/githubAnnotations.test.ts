@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { annotation, diagnosticLine, escapeData, escapeProperty, inGithubActions } from "../../../../src/cli/commands/githubAnnotations.ts";
+import { annotation, diagnosticLine, escapeData, escapeProperty, inGithubActions } from "../../../../src/cli/output/githubAnnotations.ts";
 
 /**
  * The runner's side, as actions/runner src/Runner.Common/ActionCommand.cs @ 258d6c8 does it: the

@@ -1,13 +1,13 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
-import type { Experiment } from "../dsl/experiment.ts";
-import { buildPlan, type PlanOptions } from "../plan/buildPlan.ts";
-import { estimateCost, loadPriceSnapshot, missingLabels, type CostEstimate, type KnownCostEstimate, type PriceSnapshot } from "../targets/azure/catalog/prices.ts";
-import { worstCaseRun, type WorstCase } from "../targets/azure/catalog/validateAzure.ts";
-import { EXPERIMENTS_DIR, listExperiments, loadExperiment } from "./loadExperiment.ts";
-import { guardPlanSize } from "./run/planGuard.ts";
-import { planOptions } from "./options.ts";
+import type { Experiment } from "../../dsl/experiment.ts";
+import { buildPlan, type PlanOptions } from "../../plan/buildPlan.ts";
+import { estimateCost, loadPriceSnapshot, missingLabels, type CostEstimate, type KnownCostEstimate, type PriceSnapshot } from "../../targets/azure/catalog/prices.ts";
+import { worstCaseRun, type WorstCase } from "../../targets/azure/catalog/validateAzure.ts";
+import { EXPERIMENTS_DIR, listExperiments, loadExperiment } from "../experiments/loadExperiment.ts";
+import { guardPlanSize } from "./planGuard.ts";
+import { planOptions } from "../input/options.ts";
 
 /**
  * `latlab ci-matrix`: the matrix of the scheduled GitHub workflows (.github/workflows/
