@@ -5,6 +5,8 @@
  * copied without samples/) a tool run's own summary is kept; the levels above it merge the runs
  * that kept samples, and are left out when none did, rather than guessed.
  */
+import { identityOf, measureIdentities, planContent, planHashOfContent, type PlanContent } from "../plan/planHash.ts";
+import { GITHUB_EVENT_FACT } from "../results/runEvent.ts";
 import type { Results } from "../results/schema.ts";
 import { summarizeMany } from "../results/summarize.ts";
 import type { Summary } from "../results/summary.ts";
@@ -23,8 +25,10 @@ interface RunSamples {
   samples: number[];
 }
 
+type RowBase = Pick<SummaryRow, "runId" | "variant" | "measure" | "measureId" | "tool" | "pair">;
+
 function summaryRow(
-  base: Pick<SummaryRow, "runId" | "variant" | "measure" | "tool" | "pair">,
+  base: RowBase,
   level: SummaryRow["level"],
   replica: number | null,
   repetition: number | null,
@@ -62,10 +66,12 @@ const exactUnit = (samples: readonly number[]) => {
 };
 
 function summaries(results: Results, samplesOf: (cell: string) => number[]): SummaryRow[] {
-  const groups = new Map<string, { base: Pick<SummaryRow, "runId" | "variant" | "measure" | "tool" | "pair">; runs: RunSamples[] }>();
+  const groups = new Map<string, { base: RowBase; runs: RunSamples[] }>();
+  // From every cell, failed and not run ones too: a measure's identity is what was planned, not what succeeded.
+  const identities = measureIdentities(results.measurements);
   for (const m of results.measurements) {
     if (m.status !== "ok" || !m.summary) continue;
-    const base = { runId: results.runId, variant: m.variant, measure: m.measure, tool: m.tool, pair: pairOf(m) };
+    const base = { runId: results.runId, variant: m.variant, measure: m.measure, measureId: identityOf(identities, m.variant, m.measure) ?? null, tool: m.tool, pair: pairOf(m) };
     const key = JSON.stringify([base.variant, base.measure, base.pair]);
     const group = groups.get(key) ?? { base, runs: [] };
     group.runs.push({ replica: m.replica, repetition: m.repetition, summary: m.summary, samples: samplesOf(m.cell) });
@@ -153,6 +159,19 @@ function hosts(results: Results): HostRow[] {
   );
 }
 
+/**
+ * The run's plan hash and the content it is the hash of, made from results.json (a finished
+ * run's measurements hold every planned cell). A results.json made before the hash was recorded
+ * gets the derived one. Content that does not give the recorded hash (results.json edited by
+ * hand, or a host record missing) is not stored: it would explain a plan other than the run's.
+ */
+function comparablePlan(results: Results): { planHash: string; plan: PlanContent | null } {
+  const content = planContent({ target: results.target, variants: results.variants, cells: results.measurements });
+  const derived = planHashOfContent(content);
+  const planHash = results.planHash ?? derived;
+  return { planHash, plan: planHash === derived ? content : null };
+}
+
 /** The rows one run adds to the history; `samplesOf(cell)` gives a cell's samples ([] when none were kept). */
 export function historyRecords(results: Results, samplesOf: (cell: string) => number[]): HistoryRecords {
   if (results.status === "running") {
@@ -161,6 +180,7 @@ export function historyRecords(results: Results, samplesOf: (cell: string) => nu
     );
   }
   const facts = results.environment.facts;
+  const plan = comparablePlan(results);
   const checked = RunRowSchema.safeParse({
     runId: results.runId,
     experiment: results.experiment.name,
@@ -175,6 +195,8 @@ export function historyRecords(results: Results, samplesOf: (cell: string) => nu
     toolVersions: results.environment.toolVersions,
     shaping: results.environment.shaping.note,
     facts,
+    ...plan,
+    event: results.environment.event ?? facts[GITHUB_EVENT_FACT] ?? null,
   });
   if (!checked.success) throw new Error(`run ${results.runId}: cannot be recorded in the history: ${checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   const run = checked.data;

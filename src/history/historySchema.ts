@@ -9,6 +9,7 @@
  * would need a hand-written Parquet writer and is still marked experimental in Node 22.
  */
 import { z } from "zod";
+import { PlanContentSchema } from "../plan/planHash.ts";
 import { InferenceUnitSchema } from "../results/schema.ts";
 import { MetricSchema, UnitSchema } from "../results/summary.ts";
 
@@ -28,6 +29,12 @@ export const RunRowSchema = z.object({
   toolVersions: z.record(z.string(), z.string()),
   shaping: z.string(),
   facts: z.record(z.string(), z.string()),
+  /** The plan hash (src/plan/planHash.ts): runs with the same one measured the same thing the same way; null in runs recorded before version 4. */
+  planHash: z.string().nullable(),
+  /** What the hash is of, so that a changed plan can be said in words (planDifferences.ts); null in runs recorded before version 4. */
+  plan: PlanContentSchema.nullable(),
+  /** What started the run (schedule, workflow_dispatch, push…, local: src/results/runEvent.ts); null when unknown (recorded before version 4 outside GitHub Actions). */
+  event: z.string().nullable(),
 });
 export type RunRow = z.infer<typeof RunRowSchema>;
 
@@ -41,7 +48,14 @@ export type RunRow = z.infer<typeof RunRowSchema>;
 export const SummaryRowSchema = z.object({
   runId: z.string(),
   variant: z.string(),
+  /** Index into the experiment's measure list as the run had it: moves when the file is edited. */
   measure: z.number().int().nonnegative(),
+  /**
+   * The measure's identity (src/plan/planHash.ts: tool, parameters as run, pairs, path): what
+   * rows of different runs are matched by. null in rows recorded before version 4 (matched by
+   * index, and said so).
+   */
+  measureId: z.string().nullable(),
   tool: z.string(),
   pair: z.string(),
   level: z.enum(["all", "replica", "run"]),
@@ -141,7 +155,9 @@ export interface Migration {
  * add one. Step 1 is the first layout (runs and summaries only); step 2 added provenance, the
  * run's own comparisons with their CIs, and the placement evidence; step 3 the tail percentiles
  * p99.99 and p99.999 (nullable: rows already stored have no figure for them, and a summary has
- * them only where its count supports them).
+ * them only where its count supports them); step 4 what tells comparable runs apart: each run's
+ * plan hash, plan content and event (table run_plans), each summary's measure identity (null in
+ * rows from before).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -239,9 +255,27 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE summaries ADD COLUMN p9999 DOUBLE;
       ALTER TABLE summaries ADD COLUMN p99999 DOUBLE;`,
   },
+  {
+    version: 4,
+    description: "comparable runs: each run's plan hash and content and its event (run_plans), the measure identity of the summaries",
+    // A table of its own, not columns of runs: DuckDB refuses to commit an ALTER of runs in the
+    // transaction that ran step 2's UPDATE of it ("another transaction has altered this table"),
+    // and a file at version 1 is brought to 4 in one transaction. An old run's event is known only
+    // where GitHub Actions recorded it (its github.event fact); its plan and its summaries'
+    // measure identities are not in the history (it keeps no parameters), so they stay null.
+    sql: `
+      CREATE TABLE run_plans (
+        run_id VARCHAR NOT NULL,
+        plan_hash VARCHAR,
+        plan JSON,
+        event VARCHAR
+      );
+      INSERT INTO run_plans SELECT run_id, NULL, NULL, json_extract_string(facts, '$."github.event"') FROM runs;
+      ALTER TABLE summaries ADD COLUMN measure_id VARCHAR;`,
+  },
 ];
 
 export const HISTORY_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 /** The tables, in the order a run's rows are written and exported. */
-export const HISTORY_TABLES = ["runs", "variants", "hosts", "summaries", "comparisons"] as const;
+export const HISTORY_TABLES = ["runs", "run_plans", "variants", "hosts", "summaries", "comparisons"] as const;

@@ -125,13 +125,14 @@ async function insertRecords(c: DuckDBConnection, r: HistoryRecords): Promise<vo
      VALUES ($1, $2, $3, CAST($4 AS TIMESTAMPTZ), CAST($5 AS TIMESTAMPTZ), $6, $7, $8, $9, $10, $11, now(), $12, $13)`,
     [run.runId, run.experiment, run.target, run.startedAt, run.finishedAt, run.status, run.latlabVersion, run.node, run.kernel, json(run.toolVersions), run.shaping, run.gitCommit, json(run.facts)],
   );
+  await c.run("INSERT INTO run_plans (run_id, plan_hash, plan, event) VALUES ($1, $2, $3, $4)", [run.runId, run.planHash, run.plan === null ? null : json(run.plan), run.event]);
   for (const v of r.variants) await c.run("INSERT INTO variants VALUES ($1, $2, $3, $4)", [v.runId, v.variant, v.baseline, json(v.axes)]);
   for (const h of r.hosts) await c.run("INSERT INTO hosts VALUES ($1, $2, $3, $4, $5, $6, $7)", [h.runId, h.variant, h.host, h.deployment, json(h.requested), json(h.actual), json(h.mismatches)]);
   for (const s of r.summaries) {
     await c.run(
-      `INSERT INTO summaries (run_id, variant, measure, tool, pair, level, replica, repetition, metric, unit, n, mean, stddev, min, p50, p90, p95, p99, p999, max, unit_mean, unit_p50, p9999, p99999)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
-      [s.runId, s.variant, s.measure, s.tool, s.pair, s.level, s.replica, s.repetition, s.metric, s.unit, s.n, s.mean, s.stddev, s.min, s.p50, s.p90, s.p95, s.p99, s.p999, s.max, s.unitMean, s.unitP50, s.p9999, s.p99999],
+      `INSERT INTO summaries (run_id, variant, measure, tool, pair, level, replica, repetition, metric, unit, n, mean, stddev, min, p50, p90, p95, p99, p999, max, unit_mean, unit_p50, p9999, p99999, measure_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
+      [s.runId, s.variant, s.measure, s.tool, s.pair, s.level, s.replica, s.repetition, s.metric, s.unit, s.n, s.mean, s.stddev, s.min, s.p50, s.p90, s.p95, s.p99, s.p999, s.max, s.unitMean, s.unitP50, s.p9999, s.p99999, s.measureId],
     );
   }
   for (const k of r.comparisons) {
@@ -398,10 +399,16 @@ export async function loadHistory(file: string, experiment?: string): Promise<Hi
     const runs = (
       await rows(
         c,
-        `SELECT run_id, experiment, target, ${ISO("started_at")}, ${ISO("finished_at")}, status, latlab_version, git_commit, node, kernel, tool_versions, shaping, facts FROM runs ${where} ORDER BY started_at, run_id`,
+        `SELECT run_id, experiment, target, ${ISO("started_at")}, ${ISO("finished_at")}, status, latlab_version, git_commit, node, kernel, tool_versions, shaping, facts, plan_hash, plan, event
+         FROM runs LEFT JOIN run_plans USING (run_id) ${where} ORDER BY started_at, run_id`,
         args,
       )
-    ).map((r) => RunRowSchema.parse(parsed(r, "toolVersions", "facts")));
+    ).map((r) => {
+      const row = parsed(r, "toolVersions", "facts");
+      // null stays null: a run recorded before version 4 has no plan content.
+      row["plan"] = typeof row["plan"] === "string" ? JSON.parse(row["plan"]) : null;
+      return RunRowSchema.parse(row);
+    });
     const inRuns = `WHERE run_id IN (SELECT run_id FROM runs ${where})`;
     const variants = (await rows(c, `SELECT * FROM variants ${inRuns}`, args)).map((r) => VariantRowSchema.parse(parsed(r, "axes")));
     const hosts = (await rows(c, `SELECT * FROM hosts ${inRuns}`, args)).map((r) => HostRowSchema.parse(parsed(r, "requested", "actual", "mismatches")));

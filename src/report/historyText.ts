@@ -6,11 +6,13 @@ import type { RunsCompared } from "../history/compareRuns.ts";
 import type { HistoryData } from "../history/historyStore.ts";
 import type { Finding } from "../history/regression.ts";
 import type { Trend } from "../history/trend.ts";
-import { fmt, overLabel, unitLabel } from "./table.ts";
+import { fmt, overLabel, unitLabel } from "./wording.ts";
 import { renderTable } from "./renderTable.ts";
 
 const signedPct = (v: number | undefined) => (v === undefined ? "—" : `${v >= 0 ? "+" : ""}${v.toFixed(1)}%`);
 const short = (commit: string | null) => (commit ? commit.replace(/^([0-9a-f]{10})[0-9a-f]*/, "$1") : "—");
+/** A plan hash's first 8 hex digits: enough to tell an experiment's plans apart by eye. */
+const shortPlan = (hash: string | null) => (hash ? hash.slice(0, 8) : "—");
 const when = (iso: string) => iso.replace("T", " ").replace(/:\d\d(\.\d+)?Z$/, "Z");
 
 /** Each run with its headline: the p50 (and unit) of every variant × measure × pair, merged over replicas. */
@@ -19,9 +21,9 @@ export function formatHistory(data: HistoryData, file: string, markdown = false)
   const rows = data.runs.map((run) => {
     const all = data.summaries.filter((s) => s.runId === run.runId && s.level === "all");
     const headline = all.map((s) => `${s.variant}${all.some((o) => o.variant === s.variant && o.pair !== s.pair) ? ` ${s.pair}` : ""} m${s.measure} ${s.tool} p50 ${fmt(s.p50)} ${unitLabel(s.unit)}`).join("; ");
-    return [run.runId, when(run.startedAt), run.experiment, run.target, run.status, run.latlabVersion, short(run.gitCommit), headline || "(no measurement)"];
+    return [run.runId, when(run.startedAt), run.experiment, run.target, run.status, run.latlabVersion, short(run.gitCommit), run.event ?? "—", shortPlan(run.planHash), headline || "(no measurement)"];
   });
-  return `${renderTable(["run", "started", "experiment", "target", "status", "latlab", "commit", "headline (p50, all replicas merged)"], rows, markdown)}\n${data.runs.length} run(s) in ${file}`;
+  return `${renderTable(["run", "started", "experiment", "target", "status", "latlab", "commit", "event", "plan", "headline (p50, all replicas merged)"], rows, markdown)}\n${data.runs.length} run(s) in ${file}`;
 }
 
 /** Runs down, one column per variant × measure × pair. */
@@ -29,8 +31,11 @@ export function formatTrend(t: Trend, experiment: string, markdown = false): str
   if (!t.runs.length) return `no runs of "${experiment}" with measurements in the history`;
   const multiPair = new Set(t.series.map((s) => `${s.measure}/${s.variant}`)).size < t.series.length;
   const head = ["run", "started", "commit", ...t.series.map((s) => `m${s.measure} ${s.tool} ${s.variant}${multiPair ? ` ${s.pair}` : ""} (${t.metric === "n" ? "samples" : unitLabel(s.unit)})`)];
-  const rows = t.runs.map((run, i) => [run.runId, when(run.startedAt), short(run.gitCommit), ...t.series.map((s) => (s.values[i] === null || s.values[i] === undefined ? "—" : t.metric === "n" ? String(s.values[i]) : fmt(s.values[i]!)))]);
-  return `${experiment}: ${t.metric} per run (every replica and repetition of a run merged)\n${renderTable(head, rows, markdown)}`;
+  // A run after a change of plan or latlab is marked "▲ n": the note below says what changed.
+  const marks = new Map(t.changes.map((c, n) => [c.at, n + 1]));
+  const rows = t.runs.map((run, i) => [`${run.runId}${marks.has(i) ? ` ▲${marks.get(i)}` : ""}`, when(run.startedAt), short(run.gitCommit), ...t.series.map((s) => (s.values[i] === null || s.values[i] === undefined ? "—" : t.metric === "n" ? String(s.values[i]) : fmt(s.values[i]!)))]);
+  const notes = t.changes.map((c, n) => `▲${n + 1} from run ${c.runId}: ${c.what.join(", ")} — the runs before and after did not measure the same way`);
+  return [`${experiment}: ${t.metric} per run (every replica and repetition of a run merged)`, renderTable(head, rows, markdown), ...notes.map((n) => (markdown ? `- ${n}` : n))].join("\n");
 }
 
 /** With no threshold asked, a change whose CI excludes 0 is "worse" or "better", not a regression. */
@@ -46,6 +51,9 @@ const ciText = (f: Finding) => (f.ci95 ? `${fmt(f.estimate!)} [${fmt(f.ci95[0])}
 export function formatRunComparison(compared: RunsCompared, findings: readonly Finding[], thresholdPct: number | undefined, markdown = false): string {
   const c0 = compared.comparisons[0];
   const lines: string[] = [];
+  // What changed between the runs comes first: it decides how far the figures can be trusted.
+  for (const n of compared.notes) lines.push(markdown ? `- ${n}` : n);
+  for (const d of compared.plan.differences) lines.push(markdown ? `- plan: ${d}` : `  plan: ${d}`);
   if (!c0) lines.push("nothing to compare: the runs have no variant × measure × host pair measured in both");
   else {
     lines.push(`${markdown ? "### " : ""}run ${c0.candidateRun} against run ${c0.baselineRun}${thresholdPct === undefined ? "" : ` — regression: worse by more than ${thresholdPct}% with a 95% CI excluding 0`}`);

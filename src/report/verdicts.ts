@@ -8,7 +8,7 @@ import type { Comparison, Results } from "../results/schema.ts";
 import { comparisonCaveats } from "../results/comparisons.ts";
 import { caveatSentence } from "../results/placement.ts";
 import { waveCaveatSentence } from "../results/waveRecords.ts";
-import { fmt, measureLabels, notEmulatedAxes, unitLabel } from "./table.ts";
+import { fmt, formatP, measureLabels, notEmulatedAxes, unitLabel } from "./wording.ts";
 
 export interface Verdict {
   variant: string;
@@ -58,11 +58,8 @@ function pctOf(c: Comparison): number | undefined {
   return c.pctChangeMean;
 }
 
-/** Welch's p as the tables print it: an underflow is "<1e-15", not a false 0. */
-export const formatP = (p: number) => (p < 1e-15 ? "<1e-15" : p < 0.001 ? p.toExponential(1) : p.toFixed(3));
-
 export interface VerdictContext {
-  /** Axes the target does not emulate (table.ts notEmulatedAxes). */
+  /** Axes the target does not emulate (wording.ts notEmulatedAxes). */
   notEmulated?: readonly string[];
   /** The target could not shape latency (no netem): differences are this machine's. */
   latencyUnshaped?: boolean;
@@ -123,6 +120,21 @@ export function changeLabelsClash(results: Pick<Results, "variants" | "compariso
     seen.add(key);
   }
   return false;
+}
+
+/**
+ * A row's verdict as a table cell: "baseline" on a baseline's row, the finding on a compared row
+ * ("*" when it has a caveat — a PPG not Aligned, a baseline in another wave, a difference in what
+ * the target does not emulate — the caveat returned for a note under the table), else "—".
+ */
+export function verdictCell(results: Pick<Results, "variants" | "measurements">, variant: Pick<Results["variants"][number], "id" | "baseline">, c: Comparison | undefined, labels: Map<number, string>, multiPair: boolean): { cell: string; caveat?: string } {
+  if (!c) return { cell: variant.baseline === variant.id ? "baseline" : "—" };
+  const v = verdictOf(results, c, labels, multiPair);
+  const axesOf = (id: string) => results.variants.find((x) => x.id === id)?.axes ?? {};
+  const unemulated = notEmulatedAxes(results).filter((k) => JSON.stringify(axesOf(c.variant)[k]) !== JSON.stringify(axesOf(c.baseline)[k]));
+  const noise = unemulated.length ? `${unemulated.join(", ")} is not emulated on this target: this difference is noise here, not a finding.` : undefined;
+  const caveat = [noise, v.placement, v.waves].filter(Boolean).join(" ");
+  return caveat ? { cell: `${v.finding} *`, caveat } : { cell: v.finding };
 }
 
 /** Every comparison's verdict, in the results' order. */

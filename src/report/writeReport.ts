@@ -9,7 +9,7 @@ import type { Results } from "../results/schema.ts";
 import { reportCharts } from "./html/reportCharts.ts";
 import { reportHtml } from "./html/reportHtml.ts";
 import { reportMarkdown } from "./reportMarkdown.ts";
-import { measureLabels } from "./table.ts";
+import { measureLabels } from "./wording.ts";
 
 export const CHARTS_FOLDER = "charts";
 

@@ -284,6 +284,17 @@ export const ResultsSchema = z.object({
     seedSizes: z.array(z.object({ seed: z.string(), size: z.string(), note: z.string().optional() })).optional(),
   }),
   target: z.string(),
+  /**
+   * What makes two runs comparable, hashed (src/plan/planHash.ts): the target, each variant's
+   * axes, hosts, replicas and repetitions, and each measure's tool, parameters as run (so the
+   * duration), pairs and path. Two runs with the same hash measured the same thing the same way.
+   * Absent in results made before it was recorded.
+   */
+  planHash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional()
+    .describe("sha256 of what makes runs comparable (target; per variant its axes, hosts, replicas, repetitions; per measure its tool, parameters as run, pairs, path): see src/plan/planHash.ts; absent in runs made before it was recorded"),
   startedAt: z.string(),
   finishedAt: z.string(),
   /**
@@ -302,6 +313,12 @@ export const ResultsSchema = z.object({
     toolVersions: z.record(z.string(), z.string()),
     shaping: ShapingStatusSchema,
     facts: z.record(z.string(), z.string()),
+    /**
+     * What started the run: GitHub Actions' event name (schedule, workflow_dispatch, push…),
+     * else "local" (runEvent.ts). Absent in results made before it was recorded: then the
+     * `github.event` fact says it, when there is one.
+     */
+    event: z.string().min(1).optional().describe("what started the run: GitHub Actions' GITHUB_EVENT_NAME (schedule, workflow_dispatch, push, …), else local; absent in runs made before it was recorded"),
   }),
   baseline: z.string(),
   variants: z.array(

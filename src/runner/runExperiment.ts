@@ -21,6 +21,8 @@ import { ensureAssets } from "./assets.ts";
 import { connectHost, execWithTimeout, lostDuring, shellQuote } from "./ssh.ts";
 import { DETACHED_RECONNECT_DELAYS_MS, HostConnections, type Connect } from "./connections.ts";
 import { LATLAB_VERSION } from "../version.ts";
+import { planHash } from "../plan/planHash.ts";
+import { eventOfFacts } from "../results/runEvent.ts";
 import { formatMinutes, RunStop, stopOf } from "./runStop.ts";
 
 export interface RunOptions {
@@ -159,12 +161,15 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
   /** Set once the final results.json is written: nothing writes over it after (a hand-over and the teardown it gave up race). */
   let sealed = false;
   let finalResults: Results | undefined;
+  /** What makes this run comparable with others (planHash.ts), from the plan: the checkpoints' results.json hold only the cells finished so far. */
+  const runPlanHash = planHash({ target: target.name, variants: plan.variants, cells: plan.cells });
 
   const resultsWith = (fields: Pick<Results, "status" | "error" | "measurements" | "comparisons" | "pairComparisons" | "teardown" | "timing">): Results => ({
     schemaVersion: 1,
     runId: options.runId,
     experiment: { name: plan.experiment.name, description: plan.experiment.description, source: options.source, ...(plan.experiment.seedSizes ? { seedSizes: plan.experiment.seedSizes } : {}) },
     target: target.name,
+    planHash: runPlanHash,
     startedAt,
     finishedAt: new Date().toISOString(),
     status: fields.status,
@@ -176,6 +181,7 @@ export async function runExperiment(options: RunOptions): Promise<Results> {
       toolVersions: { ...toolVersions },
       shaping: environment?.shaping ?? NO_SHAPING,
       facts: { ...options.facts, ...environment?.facts },
+      event: eventOfFacts(options.facts ?? {}),
     },
     baseline: plan.baseline,
     variants: plan.variants.map((v) => ({ id: v.id, axes: v.axes, baseline: plan.baselineOf[v.id]!, hosts: hostRecords(plan, v.id, environment?.hosts ?? []) })),

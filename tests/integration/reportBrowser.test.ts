@@ -14,7 +14,7 @@ import { pathToFileURL } from "node:url";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
-import { fmt } from "../../src/report/table.ts";
+import { fmt } from "../../src/report/wording.ts";
 import { tempDirs } from "../tempDirs.ts";
 
 const tempDir = tempDirs();

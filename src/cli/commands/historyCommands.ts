@@ -37,10 +37,12 @@ function findRunFolder(ref: string): string | undefined {
 
 function fromFolder(folder: RunFolder): RunSource {
   const { results, samplesOf } = folder;
+  const records = historyRecords(results, samplesOf);
   return {
     runId: results.runId,
     experiment: results.experiment.name,
-    summaries: historyRecords(results, samplesOf).summaries,
+    summaries: records.summaries,
+    facts: records.run,
     sampled: results.measurements.map((measurement) => ({ measurement, samples: samplesOf(measurement.cell) })),
   };
 }
@@ -54,7 +56,7 @@ async function runSource(ref: string, file: string): Promise<RunSource> {
   if (!data || !run) {
     throw new Error(`"${ref}": no results folder (looked for ${resolve(ref)} and ${resolve("results", ref)}) and no run with that id in the history ${file}${data ? "" : " (which does not exist)"}`);
   }
-  return { runId: run.runId, experiment: run.experiment, summaries: data.summaries.filter((s) => s.runId === run.runId) };
+  return { runId: run.runId, experiment: run.experiment, summaries: data.summaries.filter((s) => s.runId === run.runId), facts: run };
 }
 
 /** Adds a finished run's folder to the history; returns the line to print. */

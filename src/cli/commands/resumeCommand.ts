@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import { historyFile } from "../../history/historyStore.ts";
-import { comparisonTable } from "../../report/table.ts";
+import { comparisonTable, terminalWidth } from "../../report/table.ts";
 import { lockRunFolder } from "../../results/outputFolder.ts";
 import { lineProgress, barProgress } from "../../runner/progress.ts";
 import { hostsLeftBy, pendingWork, resumePlan, resumeRun } from "../../runner/resumeRun.ts";
@@ -40,7 +40,8 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
     .option("--no-install", "never install missing system packages; say what to run instead")
     .option("--history <file>", "record the finished run in this history file (default $LATLAB_HISTORY, else results/history.duckdb)")
     .option("--no-history", "do not record the run in the history")
-    .action(async (ref: string, opts: { install: boolean; history: string | boolean; retryFailed?: boolean }) => {
+    .option("--wide", "print every column of the table (default: the columns that answer the question, fitted to the terminal's width, 80 when it cannot tell)")
+    .action(async (ref: string, opts: { install: boolean; history: string | boolean; retryFailed?: boolean; wide?: boolean }) => {
       const runDir = runFolder(ref);
       // What is left to do, its rescue folders and a dead resume counted: nothing is changed yet.
       const { plan, results: earlier, cells, action } = pendingWork(runDir, { retryFailed: Boolean(opts.retryFailed) });
@@ -122,7 +123,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
           const file = rel ? files.locate(rel) : undefined;
           return file && existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number) : [];
         };
-        process.stdout.write(`\n${sanitizeForTerminal(comparisonTable(results, samplesOf), { maxLineLength: 100_000 })}\n`);
+        process.stdout.write(`\n${sanitizeForTerminal(comparisonTable(results, samplesOf, { wide: opts.wide === true, width: terminalWidth() }), { maxLineLength: 100_000 })}\n`);
         for (const line of files.summary()) process.stdout.write(`${line}\n`);
         const resultsFile = files.resultsFile;
         if (!resultsFile) process.stdout.write(`results: NOT SAVED — results.json could be written neither in ${runDir} nor in a rescue folder; the table above is what is left\n`);

@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { didYouMean } from "../../dsl/suggest.ts";
 import { buildPlan, type PlanOptions } from "../../plan/buildPlan.ts";
 import { checkHistoryPlace, historyFile } from "../../history/historyStore.ts";
-import { comparisonTable } from "../../report/table.ts";
+import { comparisonTable, terminalWidth } from "../../report/table.ts";
 import { loadVega } from "../../report/html/renderSvg.ts";
 import { prepareOutputFolder, type OutputFolder } from "../../results/outputFolder.ts";
 import { memoizeSamples } from "../../results/readRunFolder.ts";
@@ -54,6 +54,8 @@ interface RunFlags {
   timeLimit?: number;
   /** The history file, or false (--no-history). */
   history: string | boolean;
+  /** Every column of the table, not only those that fit the terminal (--wide). */
+  wide?: boolean;
 }
 
 export function registerRunCommand(program: Command, setExitCode: (code: number) => void): void {
@@ -88,6 +90,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     )
     .option("--history <file>", "record the finished run in this history file (default $LATLAB_HISTORY, else results/history.duckdb)")
     .option("--no-history", "do not record the run in the history")
+    .option("--wide", "print every column of the table (default: the columns that answer the question, fitted to the terminal's width, 80 when it cannot tell)")
     .action(async (ref: string, opts: RunFlags) => setExitCode(await runCommand(ref, opts)));
   refuseWithNegation(run, "history");
 }
@@ -220,7 +223,7 @@ async function runCommand(ref: string, opts: RunFlags): Promise<number> {
     // The table quotes failed cells' errors and tools' notes: terminal-safe, wide lines kept.
     // Read once, for the table and the report: a cell may hold millions of samples.
     const samplesOf = memoizeSamples(readSamples(files, results));
-    process.stdout.write(`\n${sanitizeForTerminal(comparisonTable(results, samplesOf), { maxLineLength: 100_000 })}\n`);
+    process.stdout.write(`\n${sanitizeForTerminal(comparisonTable(results, samplesOf, { wide: opts.wide === true, width: terminalWidth() }), { maxLineLength: 100_000 })}\n`);
     for (const line of files.summary()) process.stdout.write(`${line}\n`);
     const resultsFile = files.resultsFile;
     const elsewhere = resultsFile && resultsFile !== files.inRunFolder("results.json");

@@ -4,7 +4,7 @@
  * seed 000's pair matrix where pairs were compared. Pure (samples come through `samplesOf`).
  */
 import type { Measurement, Results } from "../../results/schema.ts";
-import { measureLabels, pairOf } from "../table.ts";
+import { measureLabels, pairOf } from "../wording.ts";
 import { cdfPoints, fiveNumbers, percentileMarks, sortedCopy, windowSeries } from "./chartData.ts";
 import { boxSpec, cdfSpec, deltaSpec, pairMatrixSpec, timeSpec, type ChartSpec } from "./chartSpecs.ts";
 import { changeLabel, changeLabelsClash } from "../verdicts.ts";

@@ -6,10 +6,11 @@
  */
 import type { Results } from "../../results/schema.ts";
 import { seedSizeLines } from "../seedSizes.ts";
-import { fmt, notEmulatedAxes, overLabel, placementTable, timingLine, unitLabel } from "../table.ts";
+import { fmt, formatP, notEmulatedAxes, overLabel, timingLine, unitLabel } from "../wording.ts";
+import { placementTable } from "../placementTable.ts";
 import { comparisonCaveats } from "../../results/comparisons.ts";
 import { caveatCell } from "../../results/placement.ts";
-import { formatP, verdicts } from "../verdicts.ts";
+import { verdicts } from "../verdicts.ts";
 import { crossGroupWaveNote } from "../../results/waveRecords.ts";
 import type { MeasureCharts } from "./reportCharts.ts";
 import { escapeHtml } from "./escapeHtml.ts";
@@ -68,7 +69,7 @@ function hostsTable(results: Results): string {
   return `<table><thead>${row(["variant", "deployment", "host", ...ASKED, "asked vs got"].map(th))}</thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
-/** Per deployment and PPG: the PPG asked vs the colocation status ARM gave (table.ts placementTable). */
+/** Per deployment and PPG: the PPG asked vs the colocation status ARM gave (placementTable.ts). */
 function placementHtml(results: Results): string {
   const t = placementTable(results);
   if (!t) return "";

@@ -46,7 +46,7 @@ describe("latlab compare --fail-on-regression: exit codes a scheduled job acts o
   it("1 when something both runs measured could not be compared: a gate that skipped it must not pass", () => {
     const r = compare(folder("a", 100, { repetitions: 3, samples: false }), folder("b", 200, { repetitions: 3, samples: false }));
     expect(r.status, r.stdout + r.stderr).toBe(1);
-    expect(r.stdout).toContain("not compared: accelnet=false measure 0 client->server");
+    expect(r.stdout).toContain("not compared: accelnet=false measure 0 ping client->server");
     expect(r.stderr).toMatch(/2 variant × measure × pair measured in both runs could not be compared: the regression check cannot pass/);
   });
 });

@@ -4,6 +4,7 @@ import { historyRecords } from "../../../src/history/historyRecords.ts";
 import { assess } from "../../../src/history/regression.ts";
 import { compareGroups, groupBy } from "../../../src/results/comparisons.ts";
 import { ComparisonStatsSchema } from "../../../src/results/schema.ts";
+import { defineExperiment } from "../../../src/index.ts";
 import { around, fakeRun } from "./fakeRun.ts";
 
 type Opts = Parameters<typeof fakeRun>[2];
@@ -26,7 +27,8 @@ describe("compareRuns", () => {
     const key = (m: { variant: string; measure: number; from: string; to: string }) => `${m.variant}/${m.measure}/${m.from}->${m.to}`;
     const ga = groupBy(a.sampled!, key).get("accelnet=false/0/client->server")!;
     const gb = groupBy(b.sampled!, key).get("accelnet=false/0/client->server")!;
-    const { variant, pair, baselineRun, candidateRun, source, ...stats } = out.comparisons[0]!;
+    const { variant, pair, measureId, baselineRun, candidateRun, source, ...stats } = out.comparisons[0]!;
+    expect(measureId).toBe(a.summaries[0]!.measureId);
     expect(stats).toEqual(compareGroups("runs", 0, ga, gb));
     expect(ComparisonStatsSchema.parse(stats)).toEqual(stats);
     expect([variant, pair, baselineRun, candidateRun, source]).toEqual(["accelnet=false", "client->server", "a", "b", "samples"]);
@@ -80,7 +82,7 @@ describe("compareRuns", () => {
     const b = { ...folder("b", () => around(100, 10)) };
     b.summaries = b.summaries.filter((s) => s.variant !== "accelnet=true");
     const out = compareRuns(a, b);
-    expect(out.onlyInBaseline).toEqual(["accelnet=true measure 0 client->server"]);
+    expect(out.onlyInBaseline).toEqual(["accelnet=true measure 0 ping client->server"]);
     expect(out.onlyInCandidate).toEqual([]);
     expect(() => compareRuns(a, { ...b, experiment: "other" })).toThrow(/run a is of experiment "hist" and run b of "other"/);
   });
@@ -110,5 +112,67 @@ describe("assess (--fail-on-regression)", () => {
     const wide = { ...c, diffMean: { ...c.diffMean!, estimate: 50, ci95: [-10, 110] as [number, number] } };
     expect(assess([wide], 20)[0]!.verdict).toBe("no clear change");
     expect(() => assess([c], -1)).toThrow(/threshold must be a percentage/);
+  });
+});
+
+describe("compareRuns: comparable runs only", () => {
+  type Def = Parameters<typeof defineExperiment>[0];
+  const def = (over: Partial<Def> = {}) =>
+    defineExperiment({ name: "hist", description: "history test", axes: { accelnet: [false, true] }, hosts: { server: {}, client: {} }, measure: [{ tool: "ping", params: { count: 20 } }, { tool: "ping", params: { count: 40 } }], ...over } as Def);
+  const source = (runId: string, experiment: ReturnType<typeof def>, centre = 100): RunSource => {
+    // A measure's samples depend on what it is (its count), not on where it stands in the file.
+    const run = fakeRun(runId, (c) => around(centre + (c.params["count"] === 40 ? 50 : 0), 40, runId.length), { experiment });
+    const records = historyRecords(run.results, run.samplesOf);
+    return { runId, experiment: "hist", summaries: records.summaries, sampled: run.sampled, facts: records.run };
+  };
+
+  it("matches measures by identity: a measure moved in the file is compared with itself, not with the one now at its index", () => {
+    const a = source("a", def());
+    const b = source("b", def({ measure: [{ tool: "ping", params: { count: 40 } }, { tool: "ping", params: { count: 20 } }] }));
+    const out = compareRuns(a, b);
+    expect(out.plan).toEqual({ same: true, differences: [] });
+    expect(out.onlyInBaseline).toEqual([]);
+    // count 40 is measure 1 in run A and measure 0 in run B, both around 150: no change (matched by index: +50 %).
+    const count40 = out.comparisons.filter((c) => c.measure === 0);
+    expect(count40.length).toBe(2);
+    for (const c of count40) expect(Math.abs(c.pctChangeMean!)).toBeLessThan(0.5);
+    // From the history alone too.
+    const fromHistory = compareRuns({ ...a, sampled: undefined }, { ...b, sampled: undefined });
+    expect(fromHistory.comparisons.filter((c) => c.measure === 0).map((c) => Math.abs(c.ratioMean! - 1) < 0.005)).toEqual([true, true]);
+  });
+
+  it("runs of different plans: a measure with other parameters is only in one run, a variant with other hosts is not compared, and both are said", () => {
+    const a = source("a", def());
+    const b = source("b", def({ measure: [{ tool: "ping", params: { count: 20 } }, { tool: "ping", params: { count: 80 } }], hosts: { server: {}, client: { size: "Standard_D4s_v5" } }, axes: { accelnet: [false, true] } }));
+    const out = compareRuns(a, b);
+    expect(out.plan.same).toBe(false);
+    expect(out.plan.differences).toContain("variant accelnet=false: ping parameters count 40 → 80");
+    expect(out.plan.differences.some((d) => /^variant accelnet=false: host client size \S+ → Standard_D4s_v5$/.test(d)), out.plan.differences.join("\n")).toBe(true);
+    expect(out.notes[0]).toMatch(/^the runs ran different plans \(plan [0-9a-f]{8} and [0-9a-f]{8}\): only measures of the same identity on variants set up alike are compared$/);
+    expect(out.onlyInBaseline).toEqual(["accelnet=false measure 1 ping client->server", "accelnet=true measure 1 ping client->server"]);
+    expect(out.comparisons).toEqual([]);
+    expect(out.notComparable).toEqual([
+      "accelnet=false measure 0 ping client->server: variant accelnet=false was not set up alike in both runs (see the plan differences)",
+      "accelnet=true measure 0 ping client->server: variant accelnet=true was not set up alike in both runs (see the plan differences)",
+    ]);
+    // Same hosts, other duration of one measure: the other measure is still compared.
+    const c = source("c", def({ measure: [{ tool: "ping", params: { count: 20 } }, { tool: "ping", params: { count: 80 } }] }));
+    expect(compareRuns(a, c).comparisons.map((x) => [x.variant, x.measure])).toEqual([["accelnet=false", 0], ["accelnet=true", 0]]);
+  });
+
+  it("refuses runs of different targets, notes another latlab or event, and falls back to indices for rows recorded before identities", () => {
+    const a = source("a", def());
+    const b = source("b", def());
+    expect(() => compareRuns(a, { ...b, facts: { ...b.facts!, target: "azure" } })).toThrow(/run a ran on target "local" and run b on "azure"/);
+    const later = compareRuns(a, { ...b, facts: { ...b.facts!, latlabVersion: "0.2.0", event: "schedule" } });
+    expect(later.notes).toEqual(["latlab 0.1.0 in run A, 0.2.0 in run B: a change may be latlab's own", "run A was started by an unknown event, run B by schedule"]);
+    const old = { ...a, sampled: undefined, summaries: a.summaries.map((s) => ({ ...s, measureId: null })), facts: { ...a.facts!, planHash: null, plan: null } };
+    const out = compareRuns(old, b);
+    expect(out.comparisons.length).toBe(4);
+    expect(out.plan.same).toBeNull();
+    expect(out.notes).toEqual([
+      "run a was recorded before plan hashes: whether both ran the same plan (sizes, durations…) is unknown",
+      "measures matched by their index in the experiment file (a run was recorded before measure identities): an edit that moved a measure pairs different things",
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
 import type { Cell } from "../../../src/plan/types.ts";
 import { comparePairs, compareVariants } from "../../../src/results/comparisons.ts";
+import { hostRecords } from "../../../src/results/hostRecords.ts";
 import type { Measurement, Results } from "../../../src/results/schema.ts";
 import { summarizeMany } from "../../../src/results/summarize.ts";
 
@@ -35,7 +36,7 @@ export function fakeRun(runId: string, samplesOf: (c: Cell) => number[], opts: {
     schemaVersion: 1, runId, experiment: { name: plan.experiment.name, description: "history test", source: "hist.ts" }, target: "local", startedAt, finishedAt: startedAt, status: "complete",
     environment: { latlabVersion: "0.1.0", node: "v24", kernel: "k", toolVersions: { ping: "20240117" }, shaping: { latency: "unavailable", bandwidth: "applied", note: "shaping: test" }, facts: opts.facts ?? {} },
     baseline: plan.baseline,
-    variants: plan.variants.map((v) => ({ id: v.id, axes: v.axes, baseline: plan.baselineOf[v.id]!, hosts: [] })),
+    variants: plan.variants.map((v) => ({ id: v.id, axes: v.axes, baseline: plan.baselineOf[v.id]!, hosts: hostRecords(plan, v.id, []) })),
     measurements,
     comparisons: compareVariants(plan.baselineOf, plan.variants.map((v) => v.id), sampled, plan.cells),
     pairComparisons: comparePairs(sampled, plan.cells),

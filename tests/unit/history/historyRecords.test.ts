@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { historyRecords } from "../../../src/history/historyRecords.ts";
 import { SummaryRowSchema } from "../../../src/history/historySchema.ts";
+import { identityOf, measureIdentities, planHash } from "../../../src/plan/planHash.ts";
 import { unitStatistics } from "../../../src/results/unitInference.ts";
 import { around, fakeRun } from "./fakeRun.ts";
 
@@ -37,5 +38,27 @@ describe("historyRecords", () => {
     const rec = historyRecords(run.results, () => []);
     const levels = rec.summaries.filter((s) => s.variant === "accelnet=false").map((s) => [s.level, s.unitMean]);
     expect(levels).toEqual([["run", null], ["run", null]]);
+  });
+});
+
+describe("historyRecords: what tells comparable runs apart", () => {
+  it("records the run's plan hash, the content it hashes, its event, and each summary's measure identity", () => {
+    const run = fakeRun("r3", () => around(100, 20), { facts: { "github.event": "schedule" } });
+    const rec = historyRecords(run.results, run.samplesOf);
+    const expected = planHash({ target: "local", variants: run.results.variants, cells: run.plan.cells });
+    expect(rec.run.planHash).toBe(expected);
+    expect(rec.run.plan!.variants.map((v) => v.id)).toEqual(["accelnet=false", "accelnet=true"]);
+    expect(rec.run.event).toBe("schedule");
+    const ids = measureIdentities(run.plan.cells);
+    for (const s of rec.summaries) expect(s.measureId).toBe(identityOf(ids, s.variant, s.measure));
+    expect(rec.summaries[0]!.measureId).toMatch(/^[0-9a-f]{64}$/);
+    // A results.json that records its own hash and event: those are kept.
+    const recorded = { ...run.results, planHash: "a".repeat(64), environment: { ...run.results.environment, event: "workflow_dispatch" } };
+    const rec2 = historyRecords(recorded, run.samplesOf);
+    expect([rec2.run.planHash, rec2.run.event]).toEqual(["a".repeat(64), "workflow_dispatch"]);
+    // Its content does not give that hash: not stored, rather than explain another plan.
+    expect(rec2.run.plan).toBeNull();
+    // Outside GitHub Actions, before the event had a field: unknown, not guessed.
+    expect(historyRecords(fakeRun("r4", () => around(100, 20)).results, () => []).run.event).toBeNull();
   });
 });

@@ -98,7 +98,7 @@ describe("history store", () => {
 
     const data = await loadHistory(file);
     expect(data.runs).toEqual([
-      { runId: "old", experiment: "hist", target: "local", startedAt: "2026-10-01T00:00:00.000Z", finishedAt: "2026-10-01T00:01:00.000Z", status: "complete", latlabVersion: "0.0.9", gitCommit: null, node: "v22", kernel: "k", toolVersions: { ping: "1" }, shaping: "shaping: old", facts: {} },
+      { runId: "old", experiment: "hist", target: "local", startedAt: "2026-10-01T00:00:00.000Z", finishedAt: "2026-10-01T00:01:00.000Z", status: "complete", latlabVersion: "0.0.9", gitCommit: null, node: "v22", kernel: "k", toolVersions: { ping: "1" }, shaping: "shaping: old", facts: {}, planHash: null, plan: null, event: null },
     ]);
     expect(data.summaries[0]).toMatchObject({ runId: "old", level: "all", mean: 101.5, p95: 102.5 });
     // Reading migrates a private copy; the file itself is migrated by the next write.
@@ -122,7 +122,7 @@ describe("history store", () => {
     const data = await loadHistory(file);
     expect(data.runs.map((r) => [r.runId, r.gitCommit])).toEqual([["old", "abc123"]]);
     expect(data.summaries).toEqual([
-      { runId: "old", variant: "accelnet=false", measure: 0, tool: "ping", pair: "client->server", level: "all", replica: null, repetition: null, metric: "rtt", unit: "us", n: 20000, mean: 101.5, stddev: 0.4, min: 100, p50: 101, p90: 102, p95: 102.5, p99: 103, p999: 104, p9999: null, p99999: null, max: 110, unitMean: null, unitP50: null },
+      { runId: "old", variant: "accelnet=false", measure: 0, tool: "ping", pair: "client->server", level: "all", replica: null, repetition: null, metric: "rtt", unit: "us", n: 20000, mean: 101.5, stddev: 0.4, min: 100, p50: 101, p90: 102, p95: 102.5, p99: 103, p999: 104, p9999: null, p99999: null, max: 110, unitMean: null, unitP50: null, measureId: null },
     ]);
     expect((await query(file, "SELECT max(version) AS v FROM schema_migrations"))[0]!["v"]).toBe(2);
 
@@ -130,7 +130,7 @@ describe("history store", () => {
     const big = fakeRun("new", (cell) => around(cell.variant === "accelnet=true" ? 120 : 100, 12_000));
     await appendRuns(file, [historyRecords(big.results, big.samplesOf)]);
     expect(await query(file, "SELECT version, description FROM schema_migrations WHERE version = 3")).toEqual([{ version: 3, description: "tail percentiles p99.99 and p99.999 of the summaries" }]);
-    expect(HISTORY_SCHEMA_VERSION).toBe(3);
+    expect(HISTORY_SCHEMA_VERSION).toBe(4);
     expect(await query(file, "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = 'summaries' AND column_name IN ('p9999', 'p99999') ORDER BY column_name")).toEqual([
       { column_name: "p9999", data_type: "DOUBLE", is_nullable: "YES" },
       { column_name: "p99999", data_type: "DOUBLE", is_nullable: "YES" },
@@ -144,6 +144,36 @@ describe("history store", () => {
       expect(s.p9999).toBeCloseTo(s.variant === "accelnet=true" ? 121.2 : 101.2, 1);
       expect(s.p99999).toBeNull();
     }
+  });
+
+  it("migrates a history written with schema version 3: old runs keep their figures, gain the event GitHub recorded, and no plan or measure identity", async () => {
+    const file = join(tempDir("latlab-hist-"), "history.duckdb");
+    // A version-3 file, made by steps 1 to 3, with a scheduled run and a local one as version 3 stored them.
+    const instance = await DuckDBInstance.create(file);
+    const c = await instance.connect();
+    expect(await migrate(c, file, 3)).toEqual({ from: 0, to: 3 });
+    await c.run(`INSERT INTO runs VALUES ('ci', 'hist', 'local', '2026-10-01T00:00:00Z', '2026-10-01T00:01:00Z', 'complete', '0.0.9', 'v22', 'k', '{}', 'shaping: old', now(), 'abc', '{"github.event":"schedule","git.commit":"abc"}')`);
+    await c.run(`INSERT INTO runs VALUES ('mine', 'hist', 'local', '2026-10-02T00:00:00Z', '2026-10-02T00:01:00Z', 'complete', '0.0.9', 'v22', 'k', '{}', 'shaping: old', now(), 'abc', '{"git.commit":"abc"}')`);
+    await c.run(`INSERT INTO summaries VALUES ('ci', 'accelnet=false', 0, 'ping', 'client->server', 'all', NULL, NULL, 'rtt', 'us', 30, 101.5, 0.4, 100, 101, 102, 102.5, 103, 103, 103, NULL, NULL, NULL, NULL)`);
+    c.closeSync();
+    instance.closeSync();
+
+    await appendRuns(file, [recordsOf("new", 100, "2026-11-01T10:00:00.000Z")]);
+    expect(await query(file, "SELECT version, description FROM schema_migrations WHERE version = 4")).toEqual([
+      { version: 4, description: "comparable runs: each run's plan hash and content and its event (run_plans), the measure identity of the summaries" },
+    ]);
+    const data = await loadHistory(file);
+    expect(data.runs.map((r) => [r.runId, r.event, r.planHash, r.plan === null])).toEqual([
+      ["ci", "schedule", null, true],
+      ["mine", null, null, true],
+      ["new", null, recordsOf("new").run.planHash, false],
+    ]);
+    expect(data.runs[2]!.plan).toEqual(recordsOf("new").run.plan);
+    expect(data.summaries.find((s) => s.runId === "ci")).toMatchObject({ mean: 101.5, measureId: null });
+    const fresh = data.summaries.filter((s) => s.runId === "new");
+    expect(fresh.length).toBeGreaterThan(0);
+    expect(fresh.map((s) => s.measureId)).toEqual(recordsOf("new").summaries.map((s) => s.measureId));
+    expect(fresh[0]!.measureId).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it("refuses a history from a newer latlab, and a file that is not a DuckDB database, naming the file", async () => {
@@ -194,7 +224,7 @@ describe("history store", () => {
     const a = recordsOf("a");
     await appendRuns(file, [a, recordsOf("b")]);
     const written = await exportParquet(file, join(dir, "parquet"));
-    expect(written.map((f) => f.split("/").pop())).toEqual(["runs.parquet", "variants.parquet", "hosts.parquet", "summaries.parquet", "comparisons.parquet", "schema_migrations.parquet"]);
+    expect(written.map((f) => f.split("/").pop())).toEqual(["runs.parquet", "run_plans.parquet", "variants.parquet", "hosts.parquet", "summaries.parquet", "comparisons.parquet", "schema_migrations.parquet"]);
     const instance = await DuckDBInstance.create(":memory:");
     const c = await instance.connect();
     const rows = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS();

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { reportHtml } from "../../../src/report/html/reportHtml.ts";
 import { markdownSummary } from "../../../src/report/markdownSummary.ts";
 import { reportMarkdown } from "../../../src/report/reportMarkdown.ts";
-import { comparisonTable, measureLabels, placementTable } from "../../../src/report/table.ts";
+import { comparisonTable } from "../../../src/report/table.ts";
+import { measureLabels } from "../../../src/report/wording.ts";
+import { placementTable } from "../../../src/report/placementTable.ts";
 import { verdicts } from "../../../src/report/verdicts.ts";
 import { ResultsPlacementFixture } from "../results/placementFixture.ts";
 

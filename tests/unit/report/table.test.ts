@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { comparisonTable, measureLabels, notEmulatedAxes } from "../../../src/report/table.ts";
+import { comparisonTable } from "../../../src/report/table.ts";
+import { measureLabels, notEmulatedAxes } from "../../../src/report/wording.ts";
 import type { Measurement, Results } from "../../../src/results/schema.ts";
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
 import type { Cell } from "../../../src/plan/types.ts";

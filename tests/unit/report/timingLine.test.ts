@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { timingLine } from "../../../src/report/table.ts";
+import { timingLine } from "../../../src/report/wording.ts";
 
 describe("timingLine", () => {
   it("says where the run's time went and its ratio to what the tools were asked to measure", () => {

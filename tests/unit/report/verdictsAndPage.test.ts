@@ -3,7 +3,7 @@ import { reportCharts } from "../../../src/report/html/reportCharts.ts";
 import { reportHtml } from "../../../src/report/html/reportHtml.ts";
 import { placementTree, topologyHtml, topologyMermaid } from "../../../src/report/html/topology.ts";
 import { reportMarkdown } from "../../../src/report/reportMarkdown.ts";
-import { measureLabels } from "../../../src/report/table.ts";
+import { measureLabels } from "../../../src/report/wording.ts";
 import { changeLabel, verdicts } from "../../../src/report/verdicts.ts";
 import type { Comparison, HostRecord, Results } from "../../../src/results/schema.ts";
 import { around, fakeRun } from "../history/fakeRun.ts";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
 import type { Plan } from "../../../src/plan/types.ts";
-import { timingLine } from "../../../src/report/table.ts";
+import { timingLine } from "../../../src/report/wording.ts";
 import type { Connect } from "../../../src/runner/connections.ts";
 import { runExperiment, type RunOptions } from "../../../src/runner/runExperiment.ts";
 import type { Target } from "../../../src/targets/target.ts";

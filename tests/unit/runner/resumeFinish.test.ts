@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
 import type { Plan } from "../../../src/plan/types.ts";
-import { timingLine } from "../../../src/report/table.ts";
+import { timingLine } from "../../../src/report/wording.ts";
 import { ResultsSchema, type Results } from "../../../src/results/schema.ts";
 import type { Connect } from "../../../src/runner/connections.ts";
 import { pendingWork, resumeRun } from "../../../src/runner/resumeRun.ts";
