@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { REGRESSION_EXIT_CODE } from "../../src/cli/commands/historyCommands.ts";
+import { REGRESSION_EXIT_CODE } from "../../src/cli/commands/compareCommand.ts";
 import { ResultsSchema } from "../../src/results/schema.ts";
 import { tempDirs } from "../tempDirs.ts";
 

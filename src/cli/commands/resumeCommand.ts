@@ -15,7 +15,7 @@ import { hostsLeftBy, pendingWork, resumePlan, resumeRun } from "../../runner/re
 import { findTarget } from "../../targets/registry.ts";
 import { findTool } from "../../tools/registry.ts";
 import { sanitizeForTerminal } from "../../tools/terminalText.ts";
-import { recordRun } from "./historyCommands.ts";
+import { recordRun } from "../run/recordRun.ts";
 import { ignoreHangupWriteErrors } from "../output/hangup.ts";
 import { provenanceFacts } from "../run/provenance.ts";
 import { newRunId } from "../../results/runId.ts";

@@ -21,7 +21,7 @@ import type { Target } from "../../targets/target.ts";
 import { findTool } from "../../tools/registry.ts";
 import { namingFile, sayWhich } from "../experiments/foundExperiment.ts";
 import { ignoreHangupWriteErrors } from "../output/hangup.ts";
-import { recordRun } from "./historyCommands.ts";
+import { recordRun } from "../run/recordRun.ts";
 import { loadExperiment } from "../experiments/loadExperiment.ts";
 import { parseDuration, parseMaxVcpus, parsePositive, parseReplicas, parseTimeLimit, planOptions, refuseFlagsOfOtherTargets, refuseWithNegation, withReplicas } from "../input/options.ts";
 import { readSamples, reportLine, runExitCode } from "../output/runOutcome.ts";

@@ -17,6 +17,7 @@ import type { PlanOptions } from "../../plan/buildPlan.ts";
 import { MAX_TIME_LIMIT_MINUTES } from "../../runner/runStop.ts";
 import { TARGET_NAMES } from "../../targets/registry.ts";
 import { findTool } from "../../tools/registry.ts";
+import { HISTORY_ENV } from "../../history/historyStore.ts";
 
 /** Decimal digits, nothing else (no sign, no spaces, no 0x/0b/0o, no exponent). */
 const DIGITS = /^[0-9]+$/;
@@ -177,3 +178,6 @@ export function refuseFlagsOfOtherTargets(opts: Partial<Record<keyof typeof AZUR
   if (!given.length) return;
   throw new Error(`${listed(given)} appl${given.length === 1 ? "ies" : "y"} to --target azure only (this is --target ${target}): drop ${given.length === 1 ? "it" : "them"} or use --target azure; nothing was started`);
 }
+
+/** The help of every `--history <file>` that reads a history. */
+export const HISTORY_HELP = `the history file (default $${HISTORY_ENV}, else results/history.duckdb)`;

@@ -88,6 +88,8 @@ describe("import structure of src/", () => {
       const text = readFileSync(join(SRC, "cli/commands", file), "utf8");
       const registers = [...text.matchAll(/^export function (register\w+)\(/gm)].map((m) => m[1]);
       expect(registers, file).toHaveLength(1);
+      // One top-level command per module (a command's own subcommands, `history add`, live with it).
+      expect(text.match(/\bprogram\s*\.command\(/g), `${file}: top-level commands`).toHaveLength(1);
       expect(mainText, `${file}'s ${registers[0]} is not called in main.ts`).toMatch(new RegExp(`\\b${registers[0]}\\(program`));
     }
     expect(commands.length).toBeGreaterThanOrEqual(10);

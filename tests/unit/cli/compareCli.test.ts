@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CONFOUNDED_REGRESSION_EXIT_CODE, REGRESSION_EXIT_CODE } from "../../../src/cli/commands/historyCommands.ts";
+import { CONFOUNDED_REGRESSION_EXIT_CODE, REGRESSION_EXIT_CODE } from "../../../src/cli/commands/compareCommand.ts";
 import { around, fakeRun } from "../history/fakeRun.ts";
 import { tempDirs } from "../../tempDirs.ts";
 
