@@ -8,6 +8,7 @@ import { LATLAB_VERSION } from "../version.ts";
 import { registerCiMatrixCommand } from "./commands/ciMatrixCommand.ts";
 import { registerCleanupCommand } from "./commands/cleanupCommand.ts";
 import { registerCompareCommand } from "./commands/compareCommand.ts";
+import { registerGateCommand } from "./commands/gateCommand.ts";
 import { registerDestroyCommand } from "./commands/destroyCommand.ts";
 import { registerInitCommand } from "./commands/initCommand.ts";
 import { registerListCommand } from "./commands/listCommand.ts";
@@ -65,6 +66,7 @@ export function buildProgram(): { program: Command; exitCode: () => number } {
   registerHistoryCommands(program);
   registerTrendCommand(program, setExitCode);
   registerCompareCommand(program, setExitCode);
+  registerGateCommand(program, setExitCode);
   registerReportCommand(program);
   registerCleanupCommand(program, setExitCode);
   registerListCommand(program);

@@ -54,6 +54,9 @@ export const parseMaxVcpus = wholeNumber(1, " of vCPUs", "16");
 /** `trend --measure N`: a measure's index in the experiment's list. */
 export const parseMeasure = wholeNumber(0, "", "0 for the experiment's first measure; see `latlab history`");
 
+/** `gate --min-runs k`: previous comparable runs before a band is made (the gate's own minimum is 3: GateConfigSchema). */
+export const parseMinRuns = wholeNumber(3, " of previous runs", "5");
+
 /** `--max-cost <usd>` (run, plan): above 0. */
 export const parsePositive = decimalNumber(true, "expected a positive amount in decimal notation (e.g. 20 or 7.50)");
 
