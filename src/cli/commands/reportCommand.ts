@@ -8,7 +8,7 @@ import type { Command } from "commander";
 import { historyFile } from "../../history/historyStore.ts";
 import { DEFAULT_TREND_DIR, writeTrendPage } from "../../report/trend/writeTrendPage.ts";
 import { reportMarkdown } from "../../report/reportMarkdown.ts";
-import { comparisonTable } from "../../report/table.ts";
+import { comparisonTable, terminalWidth } from "../../report/table.ts";
 import { writeReport } from "../../report/writeReport.ts";
 import { memoizeSamples, readRunFolder } from "../../results/readRunFolder.ts";
 import { sanitizeForTerminal } from "../../tools/terminalText.ts";
@@ -26,10 +26,11 @@ export function registerReportCommand(program: Command): void {
     .option("--no-html", "only print; do not write report.html, report.md and charts/")
     .option("--history [file]", `${HISTORY_HELP}: instead of a run's report, write its trend page (a self-contained <dir>/index.html)`)
     .option("--out <dir>", `with --history: the page's folder (default ${DEFAULT_TREND_DIR}/)`)
-    .action(async (ref: string | undefined, opts: { markdown?: boolean; html: boolean; history?: string | true; out?: string }, command: Command) => {
+    .option("--wide", "print every column of the table (default: the columns that answer the question, fitted to the terminal's width, 80 when it cannot tell)")
+    .action(async (ref: string | undefined, opts: { markdown?: boolean; html: boolean; history?: string | true; out?: string; wide?: boolean }, command: Command) => {
       if (opts.history !== undefined) {
         if (ref !== undefined) throw new Error(`a run ("${ref}") and --history: give one — a run for its report, or --history for the trend page of the recorded runs`);
-        const runOnly = [opts.markdown ? "--markdown" : "", command.getOptionValueSource("html") === "cli" ? "--no-html" : ""].filter(Boolean);
+        const runOnly = [opts.markdown ? "--markdown" : "", command.getOptionValueSource("html") === "cli" ? "--no-html" : "", opts.wide ? "--wide" : ""].filter(Boolean);
         if (runOnly.length) throw new Error(`${runOnly.join(" and ")}: for a run's report, not with --history (the trend page is HTML only)`);
         const page = await writeTrendPage(historyFile(opts.history === true ? undefined : opts.history), resolve(opts.out ?? DEFAULT_TREND_DIR));
         process.stdout.write(`${page}\n`);
@@ -44,7 +45,8 @@ export function registerReportCommand(program: Command): void {
       const samplesOf = memoizeSamples(folder.samplesOf);
       // results.json may hold tool text from before the parsers cleaned it: made terminal-safe.
       // --markdown is report.md: the table, the verdicts and the Mermaid placement, for CI summaries.
-      const text = opts.markdown ? reportMarkdown(results, samplesOf) : `${comparisonTable(results, samplesOf)}\n`;
+      // The table as `latlab run` printed it: fitted to the terminal unless --wide (report.md keeps every column).
+      const text = opts.markdown ? reportMarkdown(results, samplesOf) : `${comparisonTable(results, samplesOf, { wide: opts.wide === true, width: terminalWidth() })}\n`;
       process.stdout.write(sanitizeForTerminal(text, { maxLineLength: 100_000 }));
       if (opts.html) {
         const written = await writeReport(dir, results, samplesOf);
