@@ -257,6 +257,15 @@ describe("the scheduled workflow's jobs, rehearsed as ci.yml calls them: the wee
     expect(listed.status, listed.stderr).toBe(0);
     const runs = JSON.parse(listed.stdout) as { facts: Record<string, string>; status: string }[];
     expect(runs.map((r) => [r.facts["github.runId"], r.status])).toEqual([[runId, "complete"]]);
+    // Then `latlab gate` judged the run against the history it was added to (its only run: learning),
+    // into the summary and the artifact gate-verdicts; the trend page was built and, in a rehearsal, not uploaded for Pages.
+    expect(history.outputs["gate"]).toEqual({ verdicts: "1" });
+    expect(history.summary).toMatch(/^### ppg-vs-zone/m);
+    expect(history.summary).toMatch(/learning \(0 of 5\)/);
+    expect(readdirSync(join(p.artifacts, runId, "gate-verdicts", "verdicts")).sort()).toEqual([`ppg-vs-zone-${runId}.json`, `ppg-vs-zone-${runId}.md`]);
+    expect(existsSync(join(p.workspace, "site", "index.html"))).toBe(true);
+    expect(history.jobOutputs).toEqual({ verdicts: "1", pages: "" });
+    expect(history.steps.find((s) => s.label === "Upload the trend page for GitHub Pages")!.outcome).toBe("skipped");
   }, 1_800_000);
 
   it("a cancelled run (SIGINT to the run step's shell, SIGTERM 7.5 s later, then a kill): latlab hears it, the always() steps upload and clean up within GitHub's allowance, the cleanup job finds nothing left, and the artifact holds what was measured", () => {

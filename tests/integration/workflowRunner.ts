@@ -5,7 +5,8 @@
  * env at workflow, job and step level, `run:` scripts through `bash --noprofile --norc -eo
  * pipefail` with GITHUB_OUTPUT, GITHUB_ENV and GITHUB_STEP_SUMMARY files, continue-on-error, and
  * `uses:` steps played by handlers the test gives (an action without one fails the job: nothing
- * is skipped silently). No network: a test gives its own handlers for checkout, artifacts, login.
+ * is skipped silently). No network: a test gives its own handlers for checkout, artifacts, login,
+ * and points GITHUB_API_URL (the context github.api_url, as on GitHub) at a local fake.
  *
  * A test can also play what GitHub does to a job (`interrupt`): cancel the run while a step runs
  * (the runner's SIGINT, SIGTERM 7.5 s later, then a kill: tests/integration/stepSignals.ts), after
@@ -295,7 +296,7 @@ export function runJob(workflow: Workflow, jobId: string, o: JobOptions): JobRes
         writeFileSync(files.env, "");
         const scriptFile = join(o.tempDir, `${jobId}-${index}.sh`);
         writeFileSync(scriptFile, script);
-        const processEnv = { ...o.env, ...stepEnv, GITHUB_OUTPUT: files.output, GITHUB_ENV: files.env, GITHUB_STEP_SUMMARY: files.summary, GITHUB_WORKSPACE: o.workspace, RUNNER_TEMP: text(o.contexts.runner["temp"]), GITHUB_RUN_ID: text(o.contexts.github["run_id"]), GITHUB_RUN_ATTEMPT: text(o.contexts.github["run_attempt"] ?? "1"), GITHUB_REPOSITORY: text(o.contexts.github["repository"]), GITHUB_SERVER_URL: "https://github.com", GITHUB_ACTIONS: "true", CI: "true" };
+        const processEnv = { ...o.env, ...stepEnv, GITHUB_OUTPUT: files.output, GITHUB_ENV: files.env, GITHUB_STEP_SUMMARY: files.summary, GITHUB_WORKSPACE: o.workspace, RUNNER_TEMP: text(o.contexts.runner["temp"]), GITHUB_RUN_ID: text(o.contexts.github["run_id"]), GITHUB_RUN_ATTEMPT: text(o.contexts.github["run_attempt"] ?? "1"), GITHUB_REPOSITORY: text(o.contexts.github["repository"]), GITHUB_SERVER_URL: text(o.contexts.github["server_url"] ?? "https://github.com"), GITHUB_API_URL: text(o.contexts.github["api_url"] ?? "https://api.github.com"), GITHUB_ACTIONS: "true", CI: "true" };
         if (o.interrupt && o.interrupt.step === label) {
           const resultFile = join(o.tempDir, `${jobId}-${index}.interrupt.json`);
           const jobFile = join(o.tempDir, `${jobId}-${index}.interrupt-job.json`);

@@ -145,8 +145,10 @@ money: \`npx latlab plan example --target azure\` shows the cost first). Results
 The workflows in \`.github/workflows/\` run the experiments on Azure in GitHub Actions:
 \`scheduled.yml\` (the weekly schedule, and runs by hand) calls \`latlab-measure.yml\` (the plan,
 one job per experiment, then a cleanup job that deletes whatever the run left in Azure) and
-\`latlab-history.yml\` (every run added to the history in the branch \`latlab-history\`);
-\`latlab-sweep.yml\` deletes expired latlab resource groups every hour. They
+\`latlab-history.yml\` (every run added to the history in the branch \`latlab-history\` and judged
+against it by \`latlab gate\`), then opens a GitHub issue per experiment on a regression (closed
+once a run is back inside the band) and, with the variable \`LATLAB_PAGES=true\`, publishes the
+trend page on GitHub Pages; \`latlab-sweep.yml\` deletes expired latlab resource groups every hour. They
 measure this project's \`experiments/\` only; latlab's own experiments run when named (the
 \`experiments\` input). \`max-cost\` caps each experiment's worst-case Azure cost and
 \`max-total-cost\` all of them together: above it nothing is deployed. An experiment whose job

@@ -32,7 +32,7 @@ interface Step {
 }
 interface Job {
   "runs-on"?: string;
-  environment?: string;
+  environment?: string | { name?: string; url?: string };
   needs?: string | string[];
   if?: string;
   uses?: string;
@@ -131,7 +131,9 @@ describe("scheduled.yml: the triggers, calling the measuring and history workflo
     expect(on.schedule).toHaveLength(1);
     // minute hour * * weekday: once a week.
     expect(on.schedule[0]!.cron).toMatch(/^\d{1,2} \d{1,2} \* \* [0-6]$/);
-    expect(Object.keys(on.workflow_dispatch.inputs)).toEqual(INPUTS);
+    // fail-on-regression is the alerts job's, not the measuring workflow's.
+    expect(Object.keys(on.workflow_dispatch.inputs)).toEqual([...INPUTS, "fail-on-regression"]);
+    expect(on.workflow_dispatch.inputs["fail-on-regression"]).toMatchObject({ type: "choice", default: "false" });
     expect(on.workflow_call).toBeUndefined();
     expect(Object.keys(callInputs)).toEqual([...INPUTS, "rehearse"]);
     expect(callInputs["rehearse"]).toMatchObject({ type: "boolean", default: false });
@@ -150,9 +152,56 @@ describe("scheduled.yml: the triggers, calling the measuring and history workflo
   it("grants nothing at the top; the measuring call gets id-token, contents read and actions read; only the history call writes", () => {
     expect(scheduled.permissions).toEqual({});
     expect(scheduled.jobs["measure"]).toMatchObject({ uses: "./.github/workflows/latlab-measure.yml", permissions: { "contents": "read", "id-token": "write", "actions": "read" } });
-    expect(scheduled.jobs["history"]).toMatchObject({ uses: "./.github/workflows/latlab-history.yml", needs: "measure", if: "always() && vars.AZURE_CLIENT_ID != ''", with: { rehearse: false }, permissions: { contents: "write" } });
+    expect(scheduled.jobs["history"]).toMatchObject({ uses: "./.github/workflows/latlab-history.yml", needs: "measure", if: "always() && vars.AZURE_CLIENT_ID != ''", with: { rehearse: false } });
+    expect(scheduled.jobs["history"]!.permissions).toEqual({ contents: "write" });
+    expect(scheduled.jobs["alerts"]!.permissions).toEqual({ issues: "write" });
+    expect(scheduled.jobs["pages"]!.permissions).toEqual({ "pages": "write", "id-token": "write" });
     // A project not yet set up for Azure (fresh from `latlab init`) does not fail every week.
     expect(scheduled.jobs["measure"]!.if).toBe("vars.AZURE_CLIENT_ID != ''");
+  });
+});
+
+describe("issues and Pages: one job each, in scheduled.yml (never in a workflow ci.yml's rehearsal calls)", () => {
+  /** Every job of every workflow (a call included, its `permissions:` being its grant), with its permissions. */
+  const grants = Object.entries(workflows).flatMap(([file, w]) => [
+    ...(w.permissions ? [{ where: `${file} (top)`, permissions: w.permissions }] : []),
+    ...Object.entries(w.jobs).map(([job, j]) => ({ where: `${file} ${job}`, permissions: j.permissions ?? {} })),
+  ]);
+
+  it("only the job alerts has issues: write, only the job pages has pages: write; neither has anything else", () => {
+    expect(grants.filter((g) => "issues" in g.permissions).map((g) => g.where)).toEqual(["scheduled.yml alerts"]);
+    expect(grants.filter((g) => "pages" in g.permissions).map((g) => g.where)).toEqual(["scheduled.yml pages"]);
+    // Not in latlab-history.yml: ci.yml calls it, and a called job asking for more than its caller grants fails the run at start-up.
+    for (const w of [historyFile, measureFile]) for (const job of Object.values(w.jobs)) expect(job.permissions).toBeUndefined();
+  });
+
+  it("alerts: after the history job (and the page, for its link), only when runs were judged; no checkout, no npm: the verdicts artifact, then curl and jq against $GITHUB_API_URL", () => {
+    const alerts = scheduled.jobs["alerts"]!;
+    expect(alerts.needs).toEqual(["history", "pages"]);
+    expect(alerts.if).toBe("${{ !cancelled() && needs.history.outputs.verdicts != '' && needs.history.outputs.verdicts != '0' }}");
+    expect(alerts.env).toEqual({ FAIL_ON_REGRESSION: "${{ inputs.fail-on-regression || 'false' }}", TREND_URL: "${{ needs.pages.outputs.page-url }}" });
+    expect(alerts.steps!.map((s) => s.uses?.replace(/@.*/, "") ?? s.name)).toEqual(["actions/download-artifact", "Open, update or close the regression issues"]);
+    expect(alerts.steps![0]!.with).toEqual({ name: "gate-verdicts", path: "verdicts/" });
+    const script = step(alerts, "Open, update or close the regression issues");
+    expect(script.env).toEqual({ GH_TOKEN: "${{ github.token }}" });
+    // GitHub's (or GitHub Enterprise Server's) API as the runner names it; a test points it at a fake.
+    expect(script.run).toContain('repo_api="$GITHUB_API_URL/repos/$GITHUB_REPOSITORY"');
+    expect(script.run).toContain('run_url="$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID"');
+    expect(script.run).not.toMatch(/api\.github\.com|\bgh (api|issue)\b/);
+    // The token in a header file curl reads (bash's builtin printf in a process substitution), never on a command line.
+    expect(script.run!.match(/GH_TOKEN/g)).toHaveLength(1);
+    expect(script.run).toContain(`-H @<(printf 'Authorization: Bearer %s\\n' "$GH_TOKEN")`);
+    // The job fails on a regression only when asked.
+    expect(script.run).toMatch(/if \[ "\$\{#regressed\[@\]\}" -gt 0 \] && \[ "\$FAIL_ON_REGRESSION" = true \]; then[^\n]*\n[^\n]*::error::[^\n]*\n\s*exit 1/);
+  });
+
+  it("pages: deploys the page the history job uploaded, in the environment github-pages, and runs nothing else", () => {
+    const pages = scheduled.jobs["pages"]!;
+    expect(pages.needs).toBe("history");
+    expect(pages.if).toBe("${{ !cancelled() && needs.history.outputs.pages == 'true' }}");
+    expect(pages.environment).toEqual({ name: "github-pages", url: "${{ steps.deployment.outputs.page_url }}" });
+    expect(pages.outputs).toEqual({ "page-url": "${{ steps.deployment.outputs.page_url }}" });
+    expect(pages.steps!.map((s) => s.uses?.replace(/@.*/, ""))).toEqual(["actions/deploy-pages"]);
   });
 });
 
@@ -363,6 +412,41 @@ describe("latlab-history.yml", () => {
     // A rehearsal stops before the push.
     expect(script.indexOf('if [ "$REHEARSE" = true ]')).toBeLessThan(script.indexOf('git_auth -C "$branch_dir" push'));
   });
+
+  it("then judges every run with `latlab gate` against the history it was added to (JSON and Markdown, into the summary), and hands the verdicts to scheduled.yml's alerts as the artifact gate-verdicts", () => {
+    const history = historyFile.jobs["history"]!;
+    const names = history.steps!.map((s) => s.name ?? s.uses);
+    expect(names.indexOf("Judge each run against the history")).toBeGreaterThan(names.indexOf("Add them to the history and push it"));
+    const judge = step(history, "Judge each run against the history");
+    expect(judge.if).toBe("always()");
+    const calls = latlabCalls(judge.run!).map((c) => c.line);
+    expect(calls).toEqual([
+      'npx latlab gate "$run" --history "$history" --json > "verdicts/$name.json" || code=$?',
+      'npx latlab gate "$run" --history "$history" --markdown > "verdicts/$name.md" || code=$?',
+    ]);
+    expect(judge.run).toContain('history="$RUNNER_TEMP/latlab-history/history.duckdb"');
+    expect(judge.run).toContain('cat "verdicts/$name.md" >> "$GITHUB_STEP_SUMMARY"');
+    const upload = step(history, "Upload the verdicts");
+    expect(upload.uses).toMatch(/^actions\/upload-artifact@/);
+    // Not latlab-*: the pattern this job downloads the runs by.
+    expect(upload.with).toMatchObject({ name: "gate-verdicts", path: "verdicts/" });
+    expect(history.outputs).toEqual({ verdicts: "${{ steps.gate.outputs.verdicts }}", pages: "${{ steps.trend.outputs.pages }}" });
+    const outputs = (historyFile.on as { workflow_call: { outputs: Record<string, { value: string }> } }).workflow_call.outputs;
+    expect(outputs["verdicts"]!.value).toBe("${{ jobs.history.outputs.verdicts }}");
+    expect(outputs["pages"]!.value).toBe("${{ jobs.history.outputs.pages }}");
+  });
+
+  it("builds the trend page from the history (a rehearsal too) and uploads it for Pages only in a real run of a repository that set LATLAB_PAGES", () => {
+    const history = historyFile.jobs["history"]!;
+    const build = step(history, "Build the trend page");
+    expect(latlabCalls(build.run!).map((c) => c.line)).toEqual(['npx latlab report --history "$history" --out site']);
+    expect(build.env).toEqual({ PAGES: "${{ vars.LATLAB_PAGES }}" });
+    expect(build.run).toMatch(/if \[ "\$REHEARSE" != true \] && \[ "\$PAGES" = true \]; then\n\s*echo "pages=true" >> "\$GITHUB_OUTPUT"/);
+    const upload = step(history, "Upload the trend page for GitHub Pages");
+    expect(upload.uses).toMatch(/^actions\/upload-pages-artifact@/);
+    expect(upload.if).toBe("always() && steps.trend.outputs.pages == 'true'");
+    expect(upload.with).toEqual({ path: "site/" });
+  });
 });
 
 describe("latlab-sweep.yml", () => {
@@ -422,6 +506,10 @@ const ACTION_PINS: Record<string, { sha: string; tag: string }> = {
   "actions/download-artifact": { sha: "3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c", tag: "v8.0.1" },
   "pulumi/actions": { sha: "8e5e406f4007fca908480587cb9893c07090f58d", tag: "v7.0.0" },
   "actions/setup-go": { sha: "b7ad1dad31e06c5925ef5d2fc7ad053ef454303e", tag: "v7.0.0" },
+  // Read 2026-12 from their snapshots, as above (deploy-pages: runs.using node24; upload-pages-artifact
+  // is a composite action around actions/upload-artifact at the commit pinned above).
+  "actions/upload-pages-artifact": { sha: "fc324d3547104276b827a68afc52ff2a11cc49c9", tag: "v5.0.0" },
+  "actions/deploy-pages": { sha: "cd2ce8fcbc39b97be8ca5fce6e763baed58fa128", tag: "v5.0.0" },
 };
 
 describe("every workflow's actions are pinned", () => {
@@ -458,8 +546,9 @@ describe("every workflow's scripts", () => {
       // Values reach scripts through env: a ${{ }} in a script is pasted in as code (script injection).
       expect(s.run, where).not.toContain("${{");
       expect(s.run, where).not.toMatch(/\bset\s+-[a-wyz]*x|set -o xtrace|bash -x/);
-      // A secret piped into another command (base64 for git's header) is not printed.
-      for (const line of s.run.split("\n").filter((l) => /\b(echo|printf|cat)\b/.test(l) && !/\b(printf|echo)\b[^|]*\|\s*base64\b/.test(l))) {
+      // A secret piped into another command (base64 for git's header) or given to curl as a header
+      // file (a process substitution: curl reads it) is not printed.
+      for (const line of s.run.split("\n").filter((l) => /\b(echo|printf|cat)\b/.test(l) && !/\b(printf|echo)\b[^|]*\|\s*base64\b/.test(l) && !/-H @<\(printf\b/.test(l))) {
         expect(line, where).not.toMatch(/\$\{?\w*(SECRET|TOKEN|PASSWORD|KEY)\w*/i);
       }
     }
