@@ -8,7 +8,7 @@
  * named in the test's output.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type Browser } from "playwright-core";
@@ -16,13 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ResultsSchema, type Results } from "../../src/results/schema.ts";
 import { fmt } from "../../src/report/wording.ts";
 import { tempDirs } from "../tempDirs.ts";
+import { chromiumPath } from "./chromium.ts";
 
 const tempDir = tempDirs();
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin/latlab.js");
-/** Debian's chromium; GitHub's Ubuntu runners have Google Chrome instead. $LATLAB_CHROMIUM overrides. */
-const BROWSERS = [process.env.LATLAB_CHROMIUM, "/usr/bin/chromium", "/usr/bin/google-chrome", "/usr/bin/chromium-browser"].filter((p): p is string => Boolean(p));
-const executablePath = BROWSERS.find((p) => existsSync(p));
 
 describe("report.html in headless Chromium", () => {
   let browser: Browser;
@@ -31,13 +29,12 @@ describe("report.html in headless Chromium", () => {
   let stdout: string;
 
   beforeAll(async () => {
-    if (!executablePath) throw new Error(`no Chromium found (looked for ${BROWSERS.join(", ")}): .ci/run installs Debian's chromium`);
     runDir = join(tempDir("latlab-report-it-"), "run");
     const run = spawnSync(process.execPath, [BIN, "run", "ppg-vs-zone", "--duration", "2", "--out", runDir, "--no-history"], { cwd: ROOT, env: { ...process.env, CI: "true" }, encoding: "utf8" });
     expect(run.status, run.stdout + run.stderr).toBe(0);
     stdout = run.stdout;
     results = ResultsSchema.parse(JSON.parse(readFileSync(join(runDir, "results.json"), "utf8")));
-    browser = await chromium.launch({ executablePath, args: ["--no-sandbox"] });
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--no-sandbox"] });
   }, 600_000);
   afterAll(async () => {
     await browser?.close();

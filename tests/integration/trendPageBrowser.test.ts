@@ -7,28 +7,25 @@
  * its chart and in its list, the calm experiment has no mark, and the page fits a phone's width.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendRuns } from "../../src/history/historyStore.ts";
 import { tempDirs } from "../tempDirs.ts";
+import { chromiumPath } from "./chromium.ts";
 import { fixtureRecords, REGRESSED_VARIANT } from "../unit/report/trendFixture.ts";
 
 const tempDir = tempDirs();
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin/latlab.js");
-/** As reportBrowser.test.ts: Debian's chromium; GitHub's Ubuntu runners have Google Chrome. $LATLAB_CHROMIUM overrides. */
-const BROWSERS = [process.env.LATLAB_CHROMIUM, "/usr/bin/chromium", "/usr/bin/google-chrome", "/usr/bin/chromium-browser"].filter((p): p is string => Boolean(p));
-const executablePath = BROWSERS.find((p) => existsSync(p));
 
 describe("the trend page in headless Chromium", () => {
   let browser: Browser;
   let page: string;
 
   beforeAll(async () => {
-    if (!executablePath) throw new Error(`no Chromium found (looked for ${BROWSERS.join(", ")}): .ci/run installs Debian's chromium`);
     const dir = tempDir("latlab-trend-it-");
     const history = join(dir, "history.duckdb");
     // "hist": eight scheduled runs, the last with accelnet=true's RTT 1.6× its level, then a latlab upgrade; "calm": eight runs, nothing wrong.
@@ -38,7 +35,7 @@ describe("the trend page in headless Chromium", () => {
     expect(r.status, r.stdout + r.stderr).toBe(0);
     page = join(out, "index.html");
     expect(r.stdout).toBe(`${page}\n`);
-    browser = await chromium.launch({ executablePath, args: ["--no-sandbox"] });
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--no-sandbox"] });
   }, 600_000);
   afterAll(async () => {
     await browser?.close();

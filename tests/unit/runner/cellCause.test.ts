@@ -3,32 +3,17 @@
  * routes the kernel dropped; and a link still down before a cell fails it at once, naming it.
  */
 import { describe, expect, it } from "vitest";
-import type { Cell } from "../../../src/plan/types.ts";
 import { runCell } from "../../../src/runner/cellRunner.ts";
 import { describeExitStatus, serverExit, type RunningServer } from "../../../src/runner/servers.ts";
 import type { HostCheck } from "../../../src/targets/target.ts";
 import { ToolOutputError, type ToolModule } from "../../../src/tools/types.ts";
 import { endpoint, fakeSsh, type Handler } from "./fakeSsh.ts";
+import { fakeCell } from "./fakeCell.ts";
 import { tempDirs } from "../../tempDirs.ts";
 
 const tempDir = tempDirs();
 
-const cell: Cell = {
-  id: "v=1/pp/client->server",
-  deployment: "d0",
-  variant: "v=1",
-  replica: 0,
-  repetition: 0,
-  measure: 0,
-  tool: "fake-pp",
-  params: {},
-  from: "client",
-  to: "server",
-  path: "private",
-  pathKind: "same-zone",
-  crossesPeering: false,
-  estimatedSeconds: 1,
-};
+const cell = fakeCell("fake-pp", { id: "v=1/pp/client->server" });
 
 /** A client that fails as sockperf's does when its server dies under it. */
 const pp = {

@@ -2,30 +2,15 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { NodeSSH } from "node-ssh";
 import { describe, expect, it } from "vitest";
-import type { Cell } from "../../../src/plan/types.ts";
 import { cellSlug, failedCell, runCell } from "../../../src/runner/cellRunner.ts";
 import type { ClientOutput, ToolModule } from "../../../src/tools/types.ts";
 import { endpoint, fakeSsh, type Handler } from "./fakeSsh.ts";
+import { fakeCell } from "./fakeCell.ts";
 import { tempDirs } from "../../tempDirs.ts";
 
 const tempDir = tempDirs();
 
-const cell: Cell = {
-  id: "v=1/probe/client->server",
-  deployment: "d0",
-  variant: "v=1",
-  replica: 0,
-  repetition: 0,
-  measure: 0,
-  tool: "fake-probe",
-  params: {},
-  from: "client",
-  to: "server",
-  path: "private",
-  pathKind: "same-zone",
-  crossesPeering: false,
-  estimatedSeconds: 1,
-};
+const cell = fakeCell("fake-probe", { id: "v=1/probe/client->server" });
 
 /** A detached tool like tcp-echo: one RTT per CSV line, plus a side log. */
 const probe = {

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { buildPlan, defineExperiment } from "../../../src/index.ts";
-import type { Cell, Plan } from "../../../src/plan/types.ts";
+import type { Plan } from "../../../src/plan/types.ts";
 import { runCell } from "../../../src/runner/cellRunner.ts";
 import { DETACHED_RECONNECT_DELAYS_MS, HostConnections, RECONNECT_DELAYS_MS, ReconnectFailedError, type Connect } from "../../../src/runner/connections.ts";
 import type { Progress } from "../../../src/runner/progress.ts";
@@ -17,6 +17,7 @@ import { ConnectionLostError, execWithTimeout, watchConnection } from "../../../
 import type { ClientOutput, ToolModule } from "../../../src/tools/types.ts";
 import { tempDirs } from "../../tempDirs.ts";
 import { endpoint, fakeSsh, never, type FakeSsh, type Handler } from "./fakeSsh.ts";
+import { fakeCell } from "./fakeCell.ts";
 import { fakeTarget, silentProgress } from "./fakeTarget.ts";
 
 const tempDir = tempDirs();
@@ -83,22 +84,7 @@ describe("execWithTimeout and a connection that drops", () => {
 // ---------------------------------------------------------------------------------------------
 // runCell: the cell in flight
 
-const cell: Cell = {
-  id: "v=1/ping/client->server",
-  deployment: "d0",
-  variant: "v=1",
-  replica: 0,
-  repetition: 0,
-  measure: 0,
-  tool: "spy",
-  params: {},
-  from: "client",
-  to: "server",
-  path: "private",
-  pathKind: "same-zone",
-  crossesPeering: false,
-  estimatedSeconds: 1,
-};
+const cell = fakeCell("spy", { id: "v=1/ping/client->server" });
 
 /** A tool that records every output handed to its parser. */
 function spyTool() {
