@@ -59,7 +59,8 @@ export function whyNotComparable(run: RunFacts, earlier: RunFacts, options: Comp
  * without a plan hash has no comparable runs: every earlier run is listed as excluded.
  */
 export function comparableRuns<R extends RunFacts>(history: { runs: readonly R[] }, run: RunFacts, options: ComparableOptions = {}): { runs: R[]; excluded: ComparableRuns["excluded"] } {
-  const earlier = history.runs.filter((r) => r.experiment === run.experiment && r.runId !== run.runId && before(r, run)).sort((a, b) => (before(a, b) ? -1 : 1));
+  // Strictly earlier: a run started in the same instant is no run's predecessor (the gate refuses one that is not before).
+  const earlier = history.runs.filter((r) => r.experiment === run.experiment && r.runId !== run.runId && Date.parse(r.startedAt) < Date.parse(run.startedAt)).sort((a, b) => (before(a, b) ? -1 : 1));
   const runs: R[] = [];
   const excluded: ComparableRuns["excluded"] = [];
   for (const r of earlier) {

@@ -13,6 +13,12 @@ const runRow = (runId: string, day: number, over: { facts?: Record<string, strin
 };
 
 describe("comparableRuns", () => {
+  it("never counts a run that started in the same instant as a previous one, whatever its id", () => {
+    const twin = runRow("a-twin", 10);
+    const now = runRow("now", 10);
+    expect(comparableRuns({ runs: [runRow("s1", 1), twin] }, now).runs.map((r) => r.runId)).toEqual(["s1"]);
+  });
+
   it("keeps the earlier complete runs of the same plan, latlab, event and ref; lists every other with why", () => {
     const runs = [
       runRow("s1", 1),
