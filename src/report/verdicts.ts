@@ -127,12 +127,17 @@ export function changeLabelsClash(results: Pick<Results, "variants" | "compariso
  * ("*" when it has a caveat — a PPG not Aligned, a baseline in another wave, a difference in what
  * the target does not emulate — the caveat returned for a note under the table), else "—".
  */
-export function verdictCell(results: Pick<Results, "variants" | "measurements">, variant: Pick<Results["variants"][number], "id" | "baseline">, c: Comparison | undefined, labels: Map<number, string>, multiPair: boolean): { cell: string; caveat?: string } {
+export function verdictCell(results: Pick<Results, "variants" | "measurements" | "environment">, variant: Pick<Results["variants"][number], "id" | "baseline">, c: Comparison | undefined, labels: Map<number, string>, multiPair: boolean): { cell: string; caveat?: string } {
   if (!c) return { cell: variant.baseline === variant.id ? "baseline" : "—" };
   const v = verdictOf(results, c, labels, multiPair);
   const axesOf = (id: string) => results.variants.find((x) => x.id === id)?.axes ?? {};
   const unemulated = notEmulatedAxes(results).filter((k) => JSON.stringify(axesOf(c.variant)[k]) !== JSON.stringify(axesOf(c.baseline)[k]));
-  const noise = unemulated.length ? `${unemulated.join(", ")} is not emulated on this target: this difference is noise here, not a finding.` : undefined;
+  // The same caveats as the report's verdict sentences (verdictOf): a marked cell, not a bare "lower".
+  const noise = unemulated.length
+    ? `${unemulated.join(", ")} is not emulated on this target: this difference is noise here, not a finding.`
+    : results.environment.shaping.latency === "unavailable" && (v.finding === "lower" || v.finding === "higher")
+      ? "Latency was not shaped on this target (no netem): the difference is this machine's, not the cloud's."
+      : undefined;
   const caveat = [noise, v.placement, v.waves].filter(Boolean).join(" ");
   return caveat ? { cell: `${v.finding} *`, caveat } : { cell: v.finding };
 }

@@ -45,7 +45,10 @@ describe("the table fitted to the terminal", () => {
     // Both variants' names fit: shown in full, no legend.
     expect(rows.filter((r) => r[0] === "ppg=false" && r[6] === "baseline")).toHaveLength(3);
     const candidate = rows.filter((r) => r[0] === "ppg=true");
-    expect(candidate.map((r) => r[6])).toEqual(["lower", "lower", "no CI"]);
+    // This run's kernel had no netem: a difference found is this machine's, marked and said under the table.
+    expect(results.environment.shaping.latency).toBe("unavailable");
+    expect(candidate.map((r) => r[6])).toEqual(["lower *", "lower *", "no CI"]);
+    expect(lines.join(" ").replace(/\s+/g, " ")).toContain("* ppg=true ping: Latency was not shaped on this target (no netem): the difference is this machine's, not the cloud's.");
     // Δ and its CI are the comparison's, over what the line under the table says.
     const ping = results.comparisons.find((c) => c.tool === "ping")!;
     expect(lines.join(" ")).toContain(`${ping.diffMean!.estimate.toFixed(1)} [${ping.diffMean!.ci95[0].toFixed(1)},`);
@@ -136,7 +139,9 @@ describe("the Markdown summary makes the same choice", () => {
     expect(markdownSummary(run.results, run.samplesOf)).toContain("| variant | measure | pair | metric | n | mean | p50 | p99 | p99.9 | p99.99 | p99.999 |");
     const md = markdownSummary(run.results, run.samplesOf, { wide: false });
     expect(md).toContain("| variant | measure | n | p50 | p99 | Δmean [95% CI] | over | verdict |");
-    expect(md.split("\n").find((l) => l.startsWith("| accelnet=true | ping rtt µs |"))).toMatch(/\| -20\.0 \[-20\.\d, -20\.\d\] \| 3\+3 replicas \| lower \|$/);
+    expect(md.split("\n").find((l) => l.startsWith("| accelnet=true | ping rtt µs |"))).toMatch(/\| -20\.0 \[-20\.\d, -20\.\d\] \| 3\+3 replicas \| lower \* \|$/);
+    // The fake run's kernel had no netem, as this machine's: the finding is marked.
+    expect(run.results.environment.shaping.latency).toBe("unavailable");
     expect(md.split("\n").find((l) => l.startsWith("| accelnet=false | ping rtt µs |"))).toMatch(/\| baseline \|$/);
   });
 });
