@@ -57,3 +57,28 @@ export function formatWaves(waves: WavePlan, more: (wave: WavePlan["waves"][numb
   for (const u of waves.unknown) lines.push(`  ${u}`);
   return lines.join("\n");
 }
+
+/** A cross-region pair as the local target would emulate it (targets/local/regionLatencyPlan.ts). */
+export interface ModelledPairLine {
+  regionA: string;
+  regionB: string;
+  accelnet: boolean;
+  rttUs: number;
+  basis: "published" | "fallback";
+  source: string;
+}
+
+/**
+ * The local target's modelled round trip for each cross-region pair of a plan, with its source
+ * (Microsoft's table and its month, or the fallback rule), so a reader sees what a run would
+ * emulate before it runs. No lines when the plan has no cross-region pair.
+ */
+export function formatModelledPairs(pairs: readonly ModelledPairLine[]): string[] {
+  if (!pairs.length) return [];
+  return [
+    "modelled cross-region round trips (local target):",
+    ...pairs.map(
+      (p) => `  ${p.regionA} ↔ ${p.regionB}${p.accelnet ? " (Accelerated Networking)" : ""}: ${p.rttUs.toLocaleString("en-US")} µs${p.basis === "fallback" ? " (fallback)" : ""} — ${p.source}`,
+    ),
+  ];
+}

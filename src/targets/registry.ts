@@ -100,9 +100,11 @@ export const targets: Record<string, TargetFactory> = {
     },
     async planNotes(plan) {
       const { assertLocalPlan, uncappedLine } = await import("./local/planCheck.ts");
+      const { modelledCrossRegionPairs } = await import("./local/regionLatencyPlan.ts");
+      const { formatModelledPairs } = await import("../report/planText.ts");
       assertLocalPlan(plan);
       const uncapped = uncappedLine(plan);
-      return uncapped ? [uncapped] : [];
+      return [...(uncapped ? [uncapped] : []), ...formatModelledPairs(modelledCrossRegionPairs(plan))];
     },
     async cleanup(options) {
       const { cleanupLocal, formatCleanup } = await import("./local/recovery/cleanup.ts");

@@ -1,5 +1,6 @@
 import type { PathKind } from "../../plan/types.ts";
 import { sizeCapability } from "../azure/catalog/capabilities.ts";
+import { publishedRegionRtt } from "./regionLatency.ts";
 
 /**
  * What the local target would emulate, as data with its sources. Nothing here is measured on
@@ -40,16 +41,49 @@ export const LATENCY_MODEL: readonly LatencyModelEntry[] = [
   { pathKind: "same-region", accelnet: false, rttUs: 313, source: `${SEED004}: 156.5 µs one-way without Accelerated Networking → 313 µs RTT` },
   { pathKind: "cross-zone", accelnet: true, rttUs: 1425 - ACCELNET_SAVING_US, source: `${RULE}: 1425 − ${ACCELNET_SAVING_US}` },
   { pathKind: "cross-zone", accelnet: false, rttUs: 1425, source: `${SEED000}: cross-zone (AZ1↔AZ2, UK South) mean RTT 1,425 µs` },
+  // Cross-region: these rows are only the fallback for a pair Microsoft's table lacks; a pair it
+  // has gets the published figure (regionPairRtt).
   { pathKind: "cross-region", accelnet: true, rttUs: 5300 - ACCELNET_SAVING_US, source: `${RULE}: 5300 − ${ACCELNET_SAVING_US}` },
-  { pathKind: "cross-region", accelnet: false, rttUs: 5300, source: `${SEED000}: UK South↔UK West (peered VNets) mean RTT 5,300 µs` },
+  { pathKind: "cross-region", accelnet: false, rttUs: 5300, source: `${SEED000}: UK South↔UK West (peered VNets) mean RTT 5,300 µs — used only for a region pair Microsoft's round-trip table lacks` },
 ];
+
+export interface RegionPairRtt {
+  /** Round trip without Accelerated Networking, µs. */
+  rttUs: number;
+  source: string;
+  basis: "published" | "fallback";
+}
+
+/**
+ * The round trip between two regions (ARM names, capabilities.ts REGIONS), the same both ways:
+ * Microsoft's published figure for the pair (regionLatency.ts: P50 of a 30-day window, mean of
+ * the two directions). Fallback, for a pair the table lacks (a region latlab knows that
+ * Microsoft does not list): seed 000's UK South↔UK West 5,300 µs, the one cross-region figure
+ * measured VM to VM that latlab has. Not a distance rule: that would need region coordinates and
+ * a fitted ms-per-km, two more unsourced inputs, and would look more precise than it is; the
+ * fallback is named as such wherever the figure is shown.
+ */
+export function regionPairRtt(regionA: string, regionB: string): RegionPairRtt {
+  const published = publishedRegionRtt(regionA, regionB);
+  if (published) return { rttUs: published.rttUs, source: published.source, basis: "published" };
+  const seed = LATENCY_MODEL.find((m) => m.pathKind === "cross-region" && !m.accelnet)!;
+  return { rttUs: seed.rttUs, source: `fallback, ${regionA}↔${regionB} not in Microsoft's round-trip table: ${seed.source}`, basis: "fallback" };
+}
 
 /**
  * The pair uses the Accelerated Networking row only when both ends have it (seed 004: the
- * feature helps between two VMs that both have it).
+ * feature helps between two VMs that both have it). Cross-region takes the pair's regions
+ * (regionPairRtt), with the same Accelerated Networking rule as the other kinds.
  */
-export function modelRtt(pathKind: PathKind, accelnetA: boolean, accelnetB: boolean): LatencyModelEntry {
+export function modelRtt(pathKind: PathKind, accelnetA: boolean, accelnetB: boolean, regions?: readonly [string, string]): LatencyModelEntry {
   const accelnet = accelnetA && accelnetB;
+  if (pathKind === "cross-region") {
+    if (!regions) throw new Error("the cross-region model needs the pair's regions");
+    const pair = regionPairRtt(regions[0], regions[1]);
+    return accelnet
+      ? { pathKind, accelnet, rttUs: pair.rttUs - ACCELNET_SAVING_US, source: `${RULE}: ${pair.rttUs} − ${ACCELNET_SAVING_US}, from ${pair.source}` }
+      : { pathKind, accelnet, rttUs: pair.rttUs, source: pair.source };
+  }
   const e = LATENCY_MODEL.find((m) => m.pathKind === pathKind && m.accelnet === accelnet);
   if (!e) throw new Error(`latency model has no entry for ${pathKind}, accelnet=${accelnet}`);
   return e;

@@ -34,7 +34,7 @@ export function peerDelays(host: TopoHost, peers: readonly TopoHost[]): PeerDela
     .filter((p) => p.namespace !== host.namespace)
     .map((p) => {
       const pathKind = pathKindBetween(host.spec, p.spec);
-      const m = modelRtt(pathKind, host.spec.accelnet, p.spec.accelnet);
+      const m = modelRtt(pathKind, host.spec.accelnet, p.spec.accelnet, [host.spec.region, p.spec.region]);
       return {
         peerRole: p.role,
         address: p.dataAddress,

@@ -21,7 +21,7 @@ describe("latency model", () => {
   it("carries the seed figures", () => {
     expect(modelRtt("same-zone", false, false).rttUs).toBe(850);
     expect(modelRtt("cross-zone", false, false).rttUs).toBe(1425);
-    expect(modelRtt("cross-region", false, false).rttUs).toBe(5300);
+    expect(modelRtt("cross-region", false, false, ["uksouth", "ukwest"]).rttUs).toBe(7500);
     expect(modelRtt("same-ppg", true, true).rttUs).toBe(126);
     expect(modelRtt("same-zone", true, true).rttUs).toBe(188);
     expect(modelRtt("same-region", false, false).rttUs).toBe(313);
@@ -31,11 +31,22 @@ describe("latency model", () => {
   it("derives the rest with the documented rule and says so", () => {
     expect(ACCELNET_SAVING_US).toBe(662);
     for (const [kind, accel] of [["same-ppg", false], ["cross-zone", true], ["cross-region", true]] as const) {
-      const e = modelRtt(kind, accel, accel);
+      const e = modelRtt(kind, accel, accel, ["uksouth", "ukwest"]);
       expect(e.source).toMatch(/^derived/);
-      const other = modelRtt(kind, !accel, !accel);
+      const other = modelRtt(kind, !accel, !accel, ["uksouth", "ukwest"]);
       expect(Math.abs(e.rttUs - other.rttUs)).toBe(ACCELNET_SAVING_US);
     }
+  });
+
+  it("models a cross-region pair by its regions, from Microsoft's table, with the AccelNet rule on top", () => {
+    expect(() => modelRtt("cross-region", false, false)).toThrow(/needs the pair's regions/);
+    const plain = modelRtt("cross-region", false, false, ["eastus", "westeurope"]);
+    expect(plain.rttUs).toBe(84_000); // (83 + 85) / 2 ms, P50 of the 30 days ending July 30, 2026
+    expect(plain.source).toMatch(/^Microsoft, 'Azure network round-trip latency statistics', P50/);
+    const accel = modelRtt("cross-region", true, true, ["westeurope", "eastus"]);
+    expect(accel.rttUs).toBe(84_000 - ACCELNET_SAVING_US);
+    expect(accel.source).toMatch(/^derived: .*84000 − 662, from Microsoft/);
+    expect(modelRtt("cross-region", true, false, ["uksouth", "ukwest"]).rttUs).toBe(7500);
   });
 
   it("uses the accelnet row only when both ends have it", () => {

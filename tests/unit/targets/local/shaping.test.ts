@@ -16,7 +16,7 @@ describe("per-peer delays", () => {
       ["server", "same-ppg", 394], // (126 + 662) / 2
       ["zone1", "same-zone", 425],
       ["zone2", "cross-zone", 713], // 1425 / 2 rounded
-      ["west", "cross-region", 2650],
+      ["west", "cross-region", 3750], // uksouth↔ukwest: Microsoft's P50, (7 + 8) / 2 ms = 7,500 µs
     ]);
     expect(d.every((p) => p.address.startsWith("198.18."))).toBe(true);
     expect(d.map((p) => p.publicAddress)).toEqual(topo.hosts.slice(1).map((h) => h.publicAddress));
@@ -48,7 +48,7 @@ describe("tc command generation", () => {
     // fourth peer: class ids are hex
     expect(cmds[3 + 4 * 3 + 1]).toContain("13:");
     const delays = cmds.filter((c) => c.includes("netem")).map((c) => c[c.indexOf("delay") + 1]);
-    expect(delays).toEqual(["394us", "425us", "713us", "2650us"]);
+    expect(delays).toEqual(["394us", "425us", "713us", "3750us"]);
   });
 
   it("puts the VM's cap on the htb classes when there is one", () => {
