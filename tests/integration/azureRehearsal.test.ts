@@ -40,7 +40,8 @@ async function rehearse(experiment: string, args: string[] = [], env: Record<str
   const child = spawn(process.execPath, [BIN, "run", experiment, "--target", "azure", "--rehearse", "--yes", "--out", dir, ...args], {
     cwd: ROOT,
     // Not CI's quiet mode: some tests read the progress log (--quiet where they want quiet).
-    env: { ...process.env, PATH: `${PULUMI}:${process.env.PATH ?? ""}`, CI: "false", LATLAB_STATE_DIR: STATE_ROOT, ...env },
+    // COLUMNS: the table's notes read whole, not wrapped to the 80 columns of a stdout that is no terminal.
+    env: { ...process.env, PATH: `${PULUMI}:${process.env.PATH ?? ""}`, CI: "false", COLUMNS: "1000", LATLAB_STATE_DIR: STATE_ROOT, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

@@ -1,17 +1,22 @@
 /**
- * The history on real local runs (network namespaces, iperf3 through tbf): two runs of one
- * experiment whose hosts' size changed between them — Standard_D2_v2 (1,500 Mbit/s) then
- * Standard_D1_v2 (750 Mbit/s) — so the second run's throughput really halves. Every command a
- * scheduled job uses is run as a user would: run (recording), history, trend, compare with
- * --fail-on-regression both ways and from the history alone, export --parquet, report --markdown.
+ * The history on real local runs (network namespaces, iperf3 through tbf): two runs of one plan
+ * (Standard_D2_v2, capped at 1,500 Mbit/s by the local target) where, in the second, the test
+ * lowers each client's egress cap to 750 Mbit/s (Standard_D1_v2's) with the local target's own tbf
+ * command as soon as latlab has set it — so the second run's throughput really halves while its
+ * plan stays the same (runs of different plans are not compared: src/history/compareRuns.ts).
+ * Every command a scheduled job uses is run as a user would: run (recording), history, trend,
+ * compare with --fail-on-regression both ways and from the history alone, export --parquet,
+ * report --markdown.
  */
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { REGRESSION_EXIT_CODE } from "../../src/cli/commands/compareCommand.ts";
 import { ResultsSchema } from "../../src/results/schema.ts";
+import { tbfCommands } from "../../src/targets/local/shaping.ts";
 import { tempDirs } from "../tempDirs.ts";
+import { runLatlabWithFault } from "./faultInjection.ts";
 
 const tempDir = tempDirs();
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -42,14 +47,36 @@ describe("history, trend and compare on real local runs", () => {
   const runB = join(dir, "run-b");
   const runId = (d: string) => ResultsSchema.parse(JSON.parse(readFileSync(join(d, "results.json"), "utf8"))).runId;
 
-  beforeAll(() => {
-    writeFileSync(join(dir, "fast.ts"), experiment("Standard_D2_v2"));
-    writeFileSync(join(dir, "slow.ts"), experiment("Standard_D1_v2"));
-    for (const [file, out] of [["fast.ts", runA], ["slow.ts", runB]] as const) {
-      const run = latlab(["run", join(dir, file), "--duration", "2", "--out", out, "--history", history]);
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.stderr).toContain(`history: run ${runId(out)} recorded in ${history}`);
-    }
+  /** The client namespaces whose cap the second run had lowered. */
+  const lowered = new Set<string>();
+
+  beforeAll(async () => {
+    writeFileSync(join(dir, "bw.ts"), experiment("Standard_D2_v2"));
+    const first = latlab(["run", join(dir, "bw.ts"), "--duration", "2", "--out", runA, "--history", history]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain(`history: run ${runId(runA)} recorded in ${history}`);
+    // The second run: each replica's client (the sender) held to 750 Mbit/s once latlab has capped it.
+    const second = await runLatlabWithFault(BIN, ["run", join(dir, "bw.ts"), "--duration", "2", "--out", runB, "--history", history], {
+      cwd: ROOT,
+      tick: () => {
+        if (lowered.size === 2) return;
+        const clients = execFileSync("ip", ["netns", "list"], { encoding: "utf8" }).match(/^ll-[0-9a-f]+-[01]-client\b/gm) ?? [];
+        for (const ns of clients) {
+          if (lowered.has(ns)) continue;
+          try {
+            const qdisc = execFileSync("tc", ["-n", ns, "qdisc", "show", "dev", "eth0"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+            if (!/\btbf\b/.test(qdisc)) continue;
+            for (const [cmd, ...args] of tbfCommands(ns, "eth0", 750)) execFileSync(cmd!, args);
+            lowered.add(ns);
+          } catch {
+            // Not wired yet (or gone): the next tick looks again.
+          }
+        }
+      },
+    });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toContain(`history: run ${runId(runB)} recorded in ${history}`);
+    expect([...lowered], "both replicas' clients capped").toHaveLength(2);
   }, 1_800_000);
 
   it("each finished run is recorded with its provenance; `history` lists both with their headline", () => {
