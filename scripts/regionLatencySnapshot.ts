@@ -1,5 +1,5 @@
 /**
- * Regenerates src/targets/local/regionLatency.snapshot.json from Microsoft's "Azure network
+ * Regenerates src/targets/local/model/regionLatency.snapshot.json from Microsoft's "Azure network
  * round-trip latency statistics" article (MicrosoftDocs/azure-docs,
  * articles/networking/azure-network-latency.md), so the snapshot names exactly what it was made
  * from. Either from a git clone of azure-docs at one commit (read with `git show`):
@@ -15,8 +15,8 @@ import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { REGION_LATENCY_SNAPSHOT_FILE, RegionLatencySnapshotSchema, type RegionLatencySnapshot } from "../src/targets/local/regionLatency.ts";
-import { parseLatencyArticle } from "../src/targets/local/regionLatencyMarkdown.ts";
+import { REGION_LATENCY_SNAPSHOT_FILE, RegionLatencySnapshotSchema, type RegionLatencySnapshot } from "../src/targets/local/model/regionLatency.ts";
+import { parseLatencyArticle } from "../src/targets/local/model/regionLatencyMarkdown.ts";
 
 export const ARTICLE_PATH = "articles/networking/azure-network-latency.md";
 

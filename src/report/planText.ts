@@ -58,7 +58,7 @@ export function formatWaves(waves: WavePlan, more: (wave: WavePlan["waves"][numb
   return lines.join("\n");
 }
 
-/** A cross-region pair as the local target would emulate it (targets/local/regionLatencyPlan.ts). */
+/** A cross-region pair as the local target would emulate it (targets/local/model/regionLatencyPlan.ts). */
 export interface ModelledPairLine {
   regionA: string;
   regionB: string;

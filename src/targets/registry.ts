@@ -100,7 +100,7 @@ export const targets: Record<string, TargetFactory> = {
     },
     async planNotes(plan) {
       const { assertLocalPlan, uncappedLine } = await import("./local/planCheck.ts");
-      const { modelledCrossRegionPairs } = await import("./local/regionLatencyPlan.ts");
+      const { modelledCrossRegionPairs } = await import("./local/model/regionLatencyPlan.ts");
       const { formatModelledPairs } = await import("../report/planText.ts");
       assertLocalPlan(plan);
       const uncapped = uncappedLine(plan);

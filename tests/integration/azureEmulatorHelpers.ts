@@ -11,7 +11,7 @@ import { API_VERSIONS } from "../../src/targets/azure/emulator/arm/typeRules.ts"
 import { ArmClient } from "../../src/targets/azure/emulator/provider/armClient.ts";
 import { customData } from "../../src/targets/azure/program/cloudInit.ts";
 import { execCommand } from "../../src/targets/local/exec.ts";
-import { parseNetnsList } from "../../src/targets/local/names.ts";
+import { parseNetnsList } from "../../src/targets/local/network/names.ts";
 
 export const ADMIN = "latlab";
 export const N = API_VERSIONS.network;

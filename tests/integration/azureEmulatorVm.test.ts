@@ -15,7 +15,7 @@ import { customData } from "../../src/targets/azure/program/cloudInit.ts";
 import { AZURE_PROBE_COMMAND, AZURE_READY_COMMAND, IMDS_COMPUTE_FETCH, parseAzureProbe } from "../../src/targets/azure/access/probe.ts";
 import { bootVm, stopVm, type BootedVm } from "../../src/targets/azure/emulator/vm/bootVm.ts";
 import { execCommand } from "../../src/targets/local/exec.ts";
-import { namespacePids } from "../../src/targets/local/namespaceProcesses.ts";
+import { namespacePids } from "../../src/targets/local/network/namespaceProcesses.ts";
 
 const ADMIN = "azureuser";
 const TAG = `${process.pid % 100000}`;

@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { runShort } from "../../src/targets/local/names.ts";
+import { runShort } from "../../src/targets/local/network/names.ts";
 import { tempDirs } from "../tempDirs.ts";
 
 const tempDir = tempDirs();

@@ -14,7 +14,7 @@ import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { REGRESSION_EXIT_CODE } from "../../src/cli/commands/compareCommand.ts";
 import { ResultsSchema } from "../../src/results/schema.ts";
-import { tbfCommands } from "../../src/targets/local/shaping.ts";
+import { tbfCommands } from "../../src/targets/local/network/shaping.ts";
 import { tempDirs } from "../tempDirs.ts";
 import { runLatlabWithFault } from "./faultInjection.ts";
 

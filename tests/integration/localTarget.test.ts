@@ -13,7 +13,7 @@ import type { Deployment, Plan } from "../../src/plan/types.ts";
 import { execCommand } from "../../src/targets/local/exec.ts";
 import type { ExecFn } from "../../src/targets/local/exec.ts";
 import { DEFAULT_KEYS_ROOT, LocalTarget } from "../../src/targets/local/localTarget.ts";
-import { cidrContains, ipToInt, parseCidr, PUBLIC_NET, runNames } from "../../src/targets/local/names.ts";
+import { cidrContains, ipToInt, parseCidr, PUBLIC_NET, runNames } from "../../src/targets/local/network/names.ts";
 import { hostRecords } from "../../src/results/hostRecords.ts";
 import type { Environment, HostEndpoint, TargetContext } from "../../src/targets/target.ts";
 

@@ -15,7 +15,7 @@ import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { GATE_REGRESSION_EXIT_CODE, type GateOutput } from "../../src/cli/commands/gateCommand.ts";
 import { ResultsSchema } from "../../src/results/schema.ts";
-import { tbfCommands } from "../../src/targets/local/shaping.ts";
+import { tbfCommands } from "../../src/targets/local/network/shaping.ts";
 import { tempDirs } from "../tempDirs.ts";
 import { deploymentNamespace, runLatlabWithFault, runsIn } from "./faultInjection.ts";
 

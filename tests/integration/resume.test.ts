@@ -10,7 +10,7 @@ import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 
 import { join, resolve } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { ResultsSchema } from "../../src/results/schema.ts";
-import { runShort } from "../../src/targets/local/names.ts";
+import { runShort } from "../../src/targets/local/network/names.ts";
 import { tempDirs } from "../tempDirs.ts";
 
 const tempDir = tempDirs();

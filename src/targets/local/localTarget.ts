@@ -8,8 +8,8 @@ import type { ShapingStatus, TeardownReport } from "../../results/schema.ts";
 import type { Environment, HostCheck, HostEndpoint, Target, TargetContext } from "../target.ts";
 import { CommandError, execCommand, formatArgv, mustExec, spawnDetached } from "./exec.ts";
 import type { DetachedProcess, ExecFn } from "./exec.ts";
-import { bandwidthForSize, LATENCY_MODEL } from "./latencyModel.ts";
-import type { BandwidthLookup } from "./latencyModel.ts";
+import { bandwidthForSize, LATENCY_MODEL } from "./model/latencyModel.ts";
+import type { BandwidthLookup } from "./model/latencyModel.ts";
 import {
   DATA_NET,
   MGMT_NET,
@@ -27,19 +27,19 @@ import {
   parseNetnsList,
   pickMgmtBlock,
   runNames,
-} from "./names.ts";
-import type { MgmtBlock, RunNames } from "./names.ts";
-import { killNamespaceProcesses } from "./namespaceProcesses.ts";
-import { checkAndRepair, expectedNetwork } from "./networkRepair.ts";
+} from "./network/names.ts";
+import type { MgmtBlock, RunNames } from "./network/names.ts";
+import { killNamespaceProcesses } from "./network/namespaceProcesses.ts";
+import { checkAndRepair, expectedNetwork } from "./network/networkRepair.ts";
 import { allowedCpus, assignCpus, cpuFact, formatCpuList, parseCpuList } from "./cpus.ts";
 import type { CpuAssignment } from "./cpus.ts";
 import { assertLocalPlan } from "./planCheck.ts";
-import { detectQdiscSupport, NO_NETEM_NOTE, netemCommands, peerDelays, tbfCommands } from "./shaping.ts";
-import type { QdiscSupport } from "./shaping.ts";
+import { detectQdiscSupport, NO_NETEM_NOTE, netemCommands, peerDelays, tbfCommands } from "./network/shaping.ts";
+import type { QdiscSupport } from "./network/shaping.ts";
 import { generateKey, sshBannerSeen, sshdConfig, sshdStartArgv } from "./sshd.ts";
 import type { KeyPair } from "./sshd.ts";
-import { buildDeploymentTopology, MGMT_IFNAME, PUBLIC_UPLINK_IFNAME } from "./topology.ts";
-import type { DeploymentTopology, TopoHost } from "./topology.ts";
+import { buildDeploymentTopology, MGMT_IFNAME, PUBLIC_UPLINK_IFNAME } from "./network/topology.ts";
+import type { DeploymentTopology, TopoHost } from "./network/topology.ts";
 
 export interface HostRef {
   deployment: string;

@@ -5,7 +5,7 @@ import { REGIONS, regionCapability } from "../azure/catalog/capabilities.ts";
 import { accelnetProblem, zoneProblem } from "../azure/catalog/hostRules.ts";
 import { isKnownSize, knownSizeNames, sizeFacts } from "../azure/catalog/sizes/sizeFacts.ts";
 import { didYouMeanSize, SKU_SNAPSHOT_PATH } from "../azure/catalog/sizes/unknownSize.ts";
-import { bandwidthForSize } from "./latencyModel.ts";
+import { bandwidthForSize } from "./model/latencyModel.ts";
 
 /**
  * What the local target checks of a plan before anything is brought up. The local target

@@ -6,7 +6,7 @@ import type { Plan } from "../../plan/types.ts";
 import { execCommand, formatArgv } from "./exec.ts";
 import { assertLocalPlan } from "./planCheck.ts";
 import type { ExecFn } from "./exec.ts";
-import { detectQdiscSupport } from "./shaping.ts";
+import { detectQdiscSupport } from "./network/shaping.ts";
 import { SSHD_PATH } from "./sshd.ts";
 
 /** Binaries the local target itself runs. */

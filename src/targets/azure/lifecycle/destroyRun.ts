@@ -182,7 +182,7 @@ export async function emulatorRemains(home: string): Promise<EmulatorRemains> {
   const [{ emulatorNamespacePrefix }, { execCommand, mustExec }, { parseNetnsList }] = await Promise.all([
     import("../emulator/emulator.ts"),
     import("../../local/exec.ts"),
-    import("../../local/names.ts"),
+    import("../../local/network/names.ts"),
   ]);
   const prefix = emulatorNamespacePrefix(home);
   const listed = await mustExec(execCommand, ["ip", "netns", "list"], "listing the rehearsal emulator's namespaces");

@@ -2,7 +2,7 @@ import type { DefinitionIssue } from "../../../dsl/errors.ts";
 import type { Cell, Plan } from "../../../plan/types.ts";
 import { qperfDataPort } from "../../../tools/qperf/index.ts";
 import { findTool } from "../../../tools/registry.ts";
-import { intToIp, parseCidr } from "../../local/names.ts";
+import { intToIp, parseCidr } from "../../local/network/names.ts";
 import { subnetName } from "./names.ts";
 import { hostName } from "./types.ts";
 

@@ -10,8 +10,8 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { execCommand, type ExecFn } from "../exec.ts";
-import { killNamespaceProcesses, namespacePids } from "../namespaceProcesses.ts";
-import { parseLinkNames, parseNetnsList } from "../names.ts";
+import { killNamespaceProcesses, namespacePids } from "../network/namespaceProcesses.ts";
+import { parseLinkNames, parseNetnsList } from "../network/names.ts";
 import { DEFAULT_KEYS_ROOT } from "../localTarget.ts";
 import { currentBootId, localRunsDir, ownerAlive, readRunRecords, removeRunRecord, type RunRecord } from "./runRecord.ts";
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { buildPlan, defineExperiment } from "../../../../src/index.ts";
 import type { ExecFn } from "../../../../src/targets/local/exec.ts";
 import { LocalTarget } from "../../../../src/targets/local/localTarget.ts";
-import { runNames } from "../../../../src/targets/local/names.ts";
+import { runNames } from "../../../../src/targets/local/network/names.ts";
 import { newRunRecord, readRunRecords, writeRunRecord, type RunRecord } from "../../../../src/targets/local/recovery/runRecord.ts";
 import { readSavedEnvironment, saveEnvironment } from "../../../../src/targets/local/recovery/savedEnvironment.ts";
 import type { Environment } from "../../../../src/targets/target.ts";

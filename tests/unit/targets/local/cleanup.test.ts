@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ExecFn } from "../../../../src/targets/local/exec.ts";
-import { runNames } from "../../../../src/targets/local/names.ts";
+import { runNames } from "../../../../src/targets/local/network/names.ts";
 import { cleanupLocal, formatCleanup } from "../../../../src/targets/local/recovery/cleanup.ts";
 import { newRunRecord, ownerAlive, processStartTicks, readRunRecords, writeRunRecord } from "../../../../src/targets/local/recovery/runRecord.ts";
 import { tempDirs } from "../../../tempDirs.ts";

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ExecFn } from "../../../../src/targets/local/exec.ts";
-import { runNames } from "../../../../src/targets/local/names.ts";
+import { runNames } from "../../../../src/targets/local/network/names.ts";
 import { cleanupLocalRun } from "../../../../src/targets/local/recovery/cleanupRun.ts";
 import { newRunRecord, readRunRecords, writeRunRecord } from "../../../../src/targets/local/recovery/runRecord.ts";
 import { tempDirs } from "../../../tempDirs.ts";

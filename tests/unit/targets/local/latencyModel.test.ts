@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PathKindSchema } from "../../../../src/plan/types.ts";
 import { ShapingStatusSchema } from "../../../../src/results/schema.ts";
-import { ACCELNET_SAVING_US, bandwidthForSize, LATENCY_MODEL, modelRtt, VM_BANDWIDTH } from "../../../../src/targets/local/latencyModel.ts";
+import { ACCELNET_SAVING_US, bandwidthForSize, LATENCY_MODEL, modelRtt, VM_BANDWIDTH } from "../../../../src/targets/local/model/latencyModel.ts";
 
 describe("latency model", () => {
   it("has one entry with a source for every path kind × accelnet", () => {

@@ -17,7 +17,7 @@ import {
   runNames,
   runShort,
   sanitizeRole,
-} from "../../../../src/targets/local/names.ts";
+} from "../../../../src/targets/local/network/names.ts";
 
 describe("run names", () => {
   it("derives a short hex id from the run id, different per run", () => {

@@ -4,9 +4,9 @@
  * they are found missing and restored. A link still down is named, not brought up.
  */
 import { describe, expect, it } from "vitest";
-import { runNames } from "../../../../src/targets/local/names.ts";
-import { checkAndRepair, describeDiff, diffNamespace, expectedNetwork, parseActual, parseReadOutput, readCommand, repairCommands } from "../../../../src/targets/local/networkRepair.ts";
-import { buildDeploymentTopology } from "../../../../src/targets/local/topology.ts";
+import { runNames } from "../../../../src/targets/local/network/names.ts";
+import { checkAndRepair, describeDiff, diffNamespace, expectedNetwork, parseActual, parseReadOutput, readCommand, repairCommands } from "../../../../src/targets/local/network/networkRepair.ts";
+import { buildDeploymentTopology } from "../../../../src/targets/local/network/topology.ts";
 import { fiveHostDeployment } from "./fixtures.ts";
 
 const topo = buildDeploymentTopology(fiveHostDeployment(), runNames("repair"));

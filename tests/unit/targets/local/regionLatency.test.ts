@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { formatSnapshot, gitBlobId, makeRegionLatencySnapshot } from "../../../../scripts/regionLatencySnapshot.ts";
 import { REGIONS } from "../../../../src/targets/azure/catalog/capabilities.ts";
-import { regionPairRtt } from "../../../../src/targets/local/latencyModel.ts";
-import { publishedRegionRtt, REGION_LATENCY_SNAPSHOT_FILE, regionLatencySnapshot, RegionLatencySnapshotSchema } from "../../../../src/targets/local/regionLatency.ts";
-import { parseLatencyArticle } from "../../../../src/targets/local/regionLatencyMarkdown.ts";
+import { regionPairRtt } from "../../../../src/targets/local/model/latencyModel.ts";
+import { publishedRegionRtt, REGION_LATENCY_SNAPSHOT_FILE, regionLatencySnapshot, RegionLatencySnapshotSchema } from "../../../../src/targets/local/model/regionLatency.ts";
+import { parseLatencyArticle } from "../../../../src/targets/local/model/regionLatencyMarkdown.ts";
 
 // Microsoft's article as published (ms.date 07/30/2026): see tests/fixtures/azure-latency/SOURCE.md.
 const FIXTURE = new URL("../../../fixtures/azure-latency/azure-network-latency.md", import.meta.url);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildPlan, defineExperiment } from "../../../../src/index.ts";
 import { formatModelledPairs } from "../../../../src/report/planText.ts";
-import { modelledCrossRegionPairs } from "../../../../src/targets/local/regionLatencyPlan.ts";
+import { modelledCrossRegionPairs } from "../../../../src/targets/local/model/regionLatencyPlan.ts";
 import { targets } from "../../../../src/targets/registry.ts";
 import ppgVsZone from "../../../../experiments/ppg-vs-zone.ts";
 import zoneRegion from "../../../../experiments/zone-region-baseline.ts";

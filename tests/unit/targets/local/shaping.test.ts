@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ExecFn } from "../../../../src/targets/local/exec.ts";
-import { runNames } from "../../../../src/targets/local/names.ts";
-import { detectQdiscSupport, netemCommands, NO_NETEM_NOTE, peerDelays, tbfBurstBytes, tbfCommands } from "../../../../src/targets/local/shaping.ts";
-import { buildDeploymentTopology } from "../../../../src/targets/local/topology.ts";
+import { runNames } from "../../../../src/targets/local/network/names.ts";
+import { detectQdiscSupport, netemCommands, NO_NETEM_NOTE, peerDelays, tbfBurstBytes, tbfCommands } from "../../../../src/targets/local/network/shaping.ts";
+import { buildDeploymentTopology } from "../../../../src/targets/local/network/topology.ts";
 import { fiveHostDeployment } from "./fixtures.ts";
 
 const topo = buildDeploymentTopology(fiveHostDeployment(), runNames("shaping"));

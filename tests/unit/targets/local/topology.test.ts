@@ -11,7 +11,7 @@ import {
   PUBLIC_NET,
   runNames,
   TRANSIT_NET,
-} from "../../../../src/targets/local/names.ts";
+} from "../../../../src/targets/local/network/names.ts";
 import {
   buildDeploymentTopology,
   interfaceNames,
@@ -21,8 +21,8 @@ import {
   routedHops,
   simulatePath,
   simulateRoundTrip,
-} from "../../../../src/targets/local/topology.ts";
-import { peerDelays } from "../../../../src/targets/local/shaping.ts";
+} from "../../../../src/targets/local/network/topology.ts";
+import { peerDelays } from "../../../../src/targets/local/network/shaping.ts";
 import { fiveHostDeployment, host } from "./fixtures.ts";
 
 const names = runNames("unit-run");

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { cidrContains, cidrOverlaps, intToIp, ipToInt, parseCidr, type Cidr } from "../../../local/names.ts";
+import { cidrContains, cidrOverlaps, intToIp, ipToInt, parseCidr, type Cidr } from "../../../local/network/names.ts";
 import { regionCapability, RESERVED_ADMIN_NAMES, UBUNTU_2404 } from "../../catalog/capabilities.ts";
 import { sizeFacts, type SizeFacts } from "../../catalog/sizes/sizeFacts.ts";
 import { checkVmCapacity, CapacitySchema, isPlayable, type Capacity } from "./subscriptionCapacity.ts";

@@ -1,8 +1,8 @@
 import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { execCommand, mustExec, type ExecFn } from "../../../local/exec.ts";
-import { cidrContains, cidrOverlaps, intToIp, ipToInt, parseCidr, parseInUsePrefixes, parseLinkNames, parseNetnsList, type Cidr } from "../../../local/names.ts";
-import { killNamespaceProcesses, namespacePids } from "../../../local/namespaceProcesses.ts";
+import { cidrContains, cidrOverlaps, intToIp, ipToInt, parseCidr, parseInUsePrefixes, parseLinkNames, parseNetnsList, type Cidr } from "../../../local/network/names.ts";
+import { killNamespaceProcesses, namespacePids } from "../../../local/network/namespaceProcesses.ts";
 import type { CloudView, StoredResource } from "../arm/cloud.ts";
 import type { FaultBook } from "../arm/faults.ts";
 import { nicIpConfig, subnetPrefix, TYPES, vnetPrefixes, type NetworkAllocator, type VmHooks } from "../arm/typeRules.ts";

@@ -1,4 +1,4 @@
-import { intToIp, ipToInt, parseCidr, TRANSIT_NET } from "../../../local/names.ts";
+import { intToIp, ipToInt, parseCidr, TRANSIT_NET } from "../../../local/network/names.ts";
 
 /**
  * Names and addresses of the emulator's fabric, and the NAT a VNet router applies (pure).

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { execCommand, spawnDetached } from "../../../local/exec.ts";
 import type { DetachedProcess, ExecFn } from "../../../local/exec.ts";
-import { killNamespaceProcesses, namespacePids } from "../../../local/namespaceProcesses.ts";
+import { killNamespaceProcesses, namespacePids } from "../../../local/network/namespaceProcesses.ts";
 import { compileBoot, IMDS_ADDRESS, VM_ENV } from "./bootScript.ts";
 import { parseCustomData } from "./cloudConfig.ts";
 

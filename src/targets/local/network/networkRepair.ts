@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { HostCheck } from "../target.ts";
+import type { HostCheck } from "../../target.ts";
 import type { DeploymentTopology } from "./topology.ts";
 
 /**

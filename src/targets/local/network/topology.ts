@@ -1,5 +1,5 @@
-import type { ResolvedHost } from "../../dsl/placement.ts";
-import type { Deployment, NetworkPath, PathKind } from "../../plan/types.ts";
+import type { ResolvedHost } from "../../../dsl/placement.ts";
+import type { Deployment, NetworkPath, PathKind } from "../../../plan/types.ts";
 import {
   assertIfname,
   cidrContains,

@@ -1,4 +1,4 @@
-import type { Plan } from "../../plan/types.ts";
+import type { Plan } from "../../../plan/types.ts";
 import { modelRtt, regionPairRtt } from "./latencyModel.ts";
 
 /** One cross-region pair of a plan as the local target would emulate it. */

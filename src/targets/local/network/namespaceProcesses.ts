@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import type { ExecFn } from "./exec.ts";
+import type { ExecFn } from "../exec.ts";
 
 /**
  * Stopping everything that runs inside a network namespace: what a local host's teardown and an

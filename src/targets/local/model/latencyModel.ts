@@ -1,5 +1,5 @@
-import type { PathKind } from "../../plan/types.ts";
-import { sizeCapability } from "../azure/catalog/capabilities.ts";
+import type { PathKind } from "../../../plan/types.ts";
+import { sizeCapability } from "../../azure/catalog/capabilities.ts";
 import { publishedRegionRtt } from "./regionLatency.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { regionCapability } from "../azure/catalog/capabilities.ts";
+import { regionCapability } from "../../azure/catalog/capabilities.ts";
 
 /**
  * Round-trip times between Azure regions as Microsoft publishes them ("Azure network round-trip

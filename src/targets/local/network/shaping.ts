@@ -1,6 +1,6 @@
-import type { PathKind } from "../../plan/types.ts";
-import type { ExecFn } from "./exec.ts";
-import { modelRtt } from "./latencyModel.ts";
+import type { PathKind } from "../../../plan/types.ts";
+import type { ExecFn } from "../exec.ts";
+import { modelRtt } from "../model/latencyModel.ts";
 import { pathKindBetween } from "./topology.ts";
 import type { TopoHost } from "./topology.ts";
 
