@@ -1,6 +1,7 @@
 import { seedSizeLines } from "./seedSizes.ts";
 import type { Plan } from "../plan/types.ts";
 import type { WavePlan } from "../plan/waves.ts";
+import type { ModelledPair } from "../targets/local/model/regionLatencyPlan.ts";
 
 const place = (h: Plan["variants"][number]["hosts"][number]) =>
   [h.region, h.vnet ? `vnet ${h.vnet}` : null, h.zone ? `zone ${h.zone}` : "no zone", h.ppg ? `ppg ${h.ppg}` : null, h.availabilitySet ? `avset ${h.availabilitySet}` : null, h.size, h.accelnet ? "accelnet" : "no accelnet"]
@@ -58,15 +59,8 @@ export function formatWaves(waves: WavePlan, more: (wave: WavePlan["waves"][numb
   return lines.join("\n");
 }
 
-/** A cross-region pair as the local target would emulate it (targets/local/model/regionLatencyPlan.ts). */
-export interface ModelledPairLine {
-  regionA: string;
-  regionB: string;
-  accelnet: boolean;
-  rttUs: number;
-  basis: "published" | "fallback";
-  source: string;
-}
+/** A cross-region pair as the local target would emulate it. */
+export type ModelledPairLine = ModelledPair;
 
 /**
  * The local target's modelled round trip for each cross-region pair of a plan, with its source
