@@ -263,7 +263,9 @@ describe("rehearsal with faults injected: one clear error, results on disk, noth
     for (const h of inPpg) expect(h.placement?.ppg).toMatchObject({ name: "ppg", status: "NotAligned", colocationStatus: { code: "ColocationStatus/NotAligned" } });
     expect(run.stdout + run.stderr).toMatch(/azure: placement: deployment ppg=true, PPG 'ppg': NotAligned/);
     // The terminal table: the flagged rows, and the placement evidence per deployment.
-    expect(run.stdout).toContain("candidate ppg=true: PPG 'ppg' NotAligned");
+    // The fitted table marks each such row's verdict (*) and says why under it.
+    expect(run.stdout).toMatch(/│ ppg=true +│[^\n]*\* *│/);
+    expect(run.stdout).toContain("Placement: the candidate's PPG 'ppg' (deployment ppg=true) is NotAligned");
     expect(run.stdout).toContain("placement (read from ARM after the deploy): PPG asked vs colocation status got:");
     expect(run.stdout).toContain("rehearsal: the colocation status is the emulator's");
     const md = readFileSync(join(run.dir, "report.md"), "utf8");
