@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadExperiment } from "../../../src/cli/experiments/loadExperiment.ts";
 import { DEFAULT_LOAD_TIMEOUT_MS, loadTimeoutMs } from "../../../src/cli/experiments/loadProbe.ts";
 import { tempDirs } from "../../tempDirs.ts";
+import { spawnLatlab } from "./spawnLatlab.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const tempDir = tempDirs();
@@ -27,19 +27,7 @@ function project(files: Record<string, string>): string {
  * bin/latlab.js in `cwd`. The kill is only a guard so that a hang fails this test instead of
  * hanging the suite; the time limit under test is 1 s.
  */
-function latlab(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [join(ROOT, "bin/latlab.js"), ...args], { cwd, env: { ...process.env, LATLAB_LOAD_TIMEOUT_MS: "1000" } });
-    const out = { stdout: "", stderr: "" };
-    child.stdout.on("data", (d) => (out.stdout += d));
-    child.stderr.on("data", (d) => (out.stderr += d));
-    const guard = setTimeout(() => child.kill("SIGKILL"), 600_000);
-    child.on("close", (code) => {
-      clearTimeout(guard);
-      done({ code, ...out });
-    });
-  });
-}
+const latlab = (args: string[], cwd: string) => spawnLatlab(args, { cwd, env: { LATLAB_LOAD_TIMEOUT_MS: "1000" } });
 
 describe("experiment files load with a time limit", () => {
   afterEach(() => vi.unstubAllEnvs());

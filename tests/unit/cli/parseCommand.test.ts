@@ -1,10 +1,11 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readCapture } from "../../../src/cli/input/readInput.ts";
 import { tempDirs } from "../../tempDirs.ts";
 import { runMain } from "./runMain.ts";
+import { spawnLatlab } from "./spawnLatlab.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const SOCKPERF = join(ROOT, "tests/fixtures/sockperf");
@@ -14,19 +15,7 @@ const tempDir = tempDirs();
  * bin/latlab.js, in a process of its own: what is under test may never return (the kill is a
  * guard that turns a hang into this test's failure, not a time budget).
  */
-function latlab(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [join(ROOT, "bin/latlab.js"), ...args], { cwd: ROOT });
-    const out = { stdout: "", stderr: "" };
-    child.stdout.on("data", (d) => (out.stdout += d));
-    child.stderr.on("data", (d) => (out.stderr += d));
-    const guard = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.on("close", (code) => {
-      clearTimeout(guard);
-      done({ code, ...out });
-    });
-  });
-}
+const latlab = (args: string[]) => spawnLatlab(args, { killAfterMs: 120_000 });
 
 describe("latlab parse reads only a regular file, bounded, and names the path it refuses", () => {
   it("refuses /dev/zero, as the capture and as --file, instead of reading forever", async () => {
