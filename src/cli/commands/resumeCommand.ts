@@ -4,7 +4,7 @@
  * finishing it (killed in its teardown) or bringing its results back from a rescue folder — or
  * says exactly why it cannot.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import { historyFile } from "../../history/historyStore.ts";
@@ -19,7 +19,8 @@ import { recordRun } from "../run/recordRun.ts";
 import { ignoreHangupWriteErrors } from "../output/hangup.ts";
 import { provenanceFacts } from "../run/provenance.ts";
 import { newRunId } from "../../results/runId.ts";
-import { reportLine, runExitCode } from "../output/runOutcome.ts";
+import { readSamples, reportLine, runExitCode } from "../output/runOutcome.ts";
+import { memoizeSamples } from "../../results/readRunFolder.ts";
 import { STOP_SIGNALS } from "../run/stopSignals.ts";
 import { stopSignalHandler } from "../../runner/runStop.ts";
 import { refuseWithNegation } from "../input/options.ts";
@@ -118,11 +119,8 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
           }
           throw error;
         });
-        const samplesOf = (cell: string) => {
-          const rel = results.measurements.find((m) => m.cell === cell)?.samplesFile;
-          const file = rel ? files.locate(rel) : undefined;
-          return file && existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number) : [];
-        };
+        // Read once, for the table and the report, as `latlab run` does.
+        const samplesOf = memoizeSamples(readSamples(files, results));
         process.stdout.write(`\n${sanitizeForTerminal(comparisonTable(results, samplesOf, { wide: opts.wide === true, width: terminalWidth() }), { maxLineLength: 100_000 })}\n`);
         for (const line of files.summary()) process.stdout.write(`${line}\n`);
         const resultsFile = files.resultsFile;
