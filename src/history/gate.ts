@@ -63,6 +63,9 @@ export const GATE_DIRECTION: Record<Metric, "higher is worse" | "lower is worse"
 /** What the band's values are transformed by before the interval is made (see the module's comment). */
 export const GATE_SCALE: Record<Metric, GateBand["scale"]> = { rtt: "log", throughput: "log", hops: "linear" };
 
+/** A summary row's measure as runs are matched: its identity (comparable.ts), else — recorded before identities — its index. */
+export const measureKey = (row: Pick<SummaryRow, "measure" | "measureId">): string => row.measureId ?? `#${row.measure}`;
+
 /**
  * A run's headline figures from its history summaries: the merged (`all`) rows only, one figure per
  * statistic of {@link HEADLINE_STATISTICS}. `measureId` names a row's measure as runs are matched;

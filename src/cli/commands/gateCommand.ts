@@ -8,7 +8,7 @@
  */
 import type { Command } from "commander";
 import { comparableRuns } from "../../history/comparable.ts";
-import { ALERT_VERDICTS, gate, headlinesOf } from "../../history/gate.ts";
+import { ALERT_VERDICTS, gate, headlinesOf, measureKey } from "../../history/gate.ts";
 import type { GateCheck, GateReport, GateRun } from "../../history/gateSchema.ts";
 import { historyRecords } from "../../history/historyRecords.ts";
 import type { RunRow, SummaryRow } from "../../history/historySchema.ts";
@@ -59,8 +59,6 @@ async function gatedRun(ref: string, file: string): Promise<GatedRun> {
   return { run, summaries: data.summaries.filter((s) => s.runId === run.runId) };
 }
 
-/** Measures are matched across runs by identity (tool, parameters as run, pairs, path); rows recorded before identities by index. */
-const measureKey = (row: SummaryRow) => row.measureId ?? `#${row.measure}`;
 
 /** https://github.com/<repo>/actions/runs/<id> from the run's provenance facts, when it was made in GitHub Actions. */
 export function runUrlOf(run: Pick<RunRow, "facts">, serverUrl = process.env.GITHUB_SERVER_URL || "https://github.com"): string | undefined {

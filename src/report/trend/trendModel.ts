@@ -11,7 +11,7 @@
  * it is never comparable with a later run either.
  */
 import { comparableRuns } from "../../history/comparable.ts";
-import { ALERT_VERDICTS, gate, headlinesOf } from "../../history/gate.ts";
+import { ALERT_VERDICTS, gate, headlinesOf, measureKey } from "../../history/gate.ts";
 import { GateConfigSchema, type GateConfigInput, type GateReport, type GateRun, type HeadlineStatistic } from "../../history/gateSchema.ts";
 import type { HistoryData } from "../../history/historyStore.ts";
 import type { RunRow, SummaryRow } from "../../history/historySchema.ts";
@@ -26,8 +26,6 @@ import type { TrendAlert, TrendExperiment, TrendMeasure, TrendPageModel, TrendPa
  */
 export const CHART_STATISTIC: Record<Metric, HeadlineStatistic> = { rtt: "p50", throughput: "mean", hops: "p50" };
 
-/** A summary row's measure as runs are matched: its identity, else (recorded before identities) its index. */
-export const measureKey = (row: Pick<SummaryRow, "measure" | "measureId">) => row.measureId ?? `#${row.measure}`;
 
 function gateRunOf(run: RunRow, summaries: readonly SummaryRow[]): GateRun {
   return { runId: run.runId, startedAt: run.startedAt, headlines: headlinesOf(summaries, measureKey) };
@@ -44,9 +42,8 @@ function experimentModel(experiment: string, runs: readonly RunRow[], summaries:
   const pageRuns: TrendPageRun[] = [];
   const reports: { run: RunRow; report: GateReport }[] = [];
   for (const run of runs) {
-    const { runs: comparable, excluded } = comparableRuns({ runs }, run);
-    // gate() takes only runs that started strictly before; comparableRuns orders a tie by run id.
-    const previous = comparable.filter((p) => Date.parse(p.startedAt) < Date.parse(run.startedAt));
+    // Strictly earlier runs only, as gate() takes them.
+    const { runs: previous, excluded } = comparableRuns({ runs }, run);
     const entry: TrendPageRun = {
       runId: run.runId,
       startedAt: run.startedAt,
