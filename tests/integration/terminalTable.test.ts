@@ -17,12 +17,15 @@ import { tempDirs } from "../tempDirs.ts";
 const ROOT = resolve(import.meta.dirname, "../..");
 const tempDir = tempDirs();
 const sessions: string[] = [];
+/** tmux's server socket in this test's own temp folder: nothing of it is left in /tmp/tmux-<uid>. */
+const SOCKET = join(tempDir("latlab-tmux-sock-"), "tmux.sock");
+const tmux = (args: string[], options: Parameters<typeof execFileSync>[2] = {}) => execFileSync("tmux", ["-S", SOCKET, ...args], options);
 const runFolders: string[] = [];
 
 afterAll(() => {
   for (const s of sessions) {
     try {
-      execFileSync("tmux", ["kill-session", "-t", s], { stdio: "ignore" });
+      tmux(["kill-session", "-t", s], { stdio: "ignore" });
     } catch {
       // ended with its command
     }
@@ -42,12 +45,12 @@ function inTmux(command: string, width: number): { rows: string[]; lines: string
   sessions.push(name);
   const done = join(dir, "exit-code");
   // The pane stays after the command (remain-on-exit) so it can be read; the exit code goes to a file.
-  execFileSync("tmux", ["new-session", "-d", "-s", name, "-x", String(width), "-y", "50", "-c", ROOT, `${command}; echo $? > ${shellQuote(done)}; sleep 3600`], {
+  tmux(["new-session", "-d", "-s", name, "-x", String(width), "-y", "50", "-c", ROOT, `${command}; echo $? > ${shellQuote(done)}; sleep 3600`], {
     env: { ...process.env, TERM: "xterm-256color", CI: "", COLUMNS: "" },
   });
-  execFileSync("tmux", ["set-option", "-t", name, "history-limit", "10000"]);
+  tmux(["set-option", "-t", name, "history-limit", "10000"]);
   for (let i = 0; i < 3600 && !existsSync(done); i++) execFileSync("sleep", ["0.5"]);
-  const capture = (join: boolean) => execFileSync("tmux", ["capture-pane", "-p", ...(join ? ["-J"] : []), "-S", "-", "-E", "-", "-t", name], { encoding: "utf8" }).replace(/\n+$/, "").split("\n");
+  const capture = (join: boolean) => (tmux(["capture-pane", "-p", ...(join ? ["-J"] : []), "-S", "-", "-E", "-", "-t", name], { encoding: "utf8" }) as string).replace(/\n+$/, "").split("\n");
   return { rows: capture(false), lines: capture(true), code: Number(readFileSync(done, "utf8").trim()) };
 }
 
