@@ -1,0 +1,297 @@
+/*
+ * latlab-delayline: holds each packet of an NFQUEUE queue for a fixed one-way delay, then
+ * accepts it. It is the local target's stand-in for `tc … netem delay` on kernels without
+ * sch_netem (see delayLine.ts for why NFQUEUE and why C).
+ *
+ * Usage: latlab-delayline [--spin-us N] [--fifo PRIO] [--advance-ns N] [--no-deep-idle] QUEUE=DELAY_US ...
+ *   QUEUE=DELAY_US   bind NFQUEUE queue QUEUE; every packet it receives is accepted DELAY_US µs
+ *                    after this process read it (one queue per peer, so no packet is parsed)
+ *   --spin-us N      busy-wait the last N µs before a release instead of sleeping through it:
+ *                    the timer's wake-up latency is what limits precision (default 0)
+ *   --fifo PRIO      run under SCHED_FIFO at PRIO, so that a busy CPU delays the wake-up less
+ *   --advance-ns N   release N ns early: the bring-up measurement's constant bias, taken back
+ *   --no-deep-idle   hold a PM QoS request of 0 µs (/dev/cpu_dma_latency, as cyclictest does)
+ *                    while running: a CPU waking from halt to read a queued packet is most of
+ *                    the delay line's error in a VM; the request ends when the process does
+ *
+ * Prints "ready" on stdout once every queue is bound (the caller installs its rules after that:
+ * a queue nobody listens on drops packets). On SIGTERM or SIGINT it accepts every packet it
+ * holds, prints its own release lateness (µs histogram quantiles) on stderr and exits 0.
+ * It runs inside the host's network namespace (queues are per namespace), so the local target's
+ * teardown and `latlab cleanup`, which stop every process of a run's namespaces, stop it too.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libnetfilter_queue/libnetfilter_queue.h>
+#include <linux/netfilter.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_QUEUES 256
+/* A few seconds of a 10 Gbit/s GSO stream at 5 ms, with room: the kernel's own limit is set to it. */
+#define QUEUE_MAXLEN 65536
+#define HEAP_CAP (QUEUE_MAXLEN * 4)
+#define LATE_BUCKETS 10001 /* 0..10000 µs, the last one "or more" */
+
+struct queue {
+  struct nfq_q_handle *qh;
+  uint16_t num;
+  int64_t delay_ns;
+};
+
+struct held {
+  int64_t release_ns;
+  uint64_t seq; /* keeps equal release times in arrival order */
+  uint32_t id;
+  struct queue *q;
+};
+
+static struct held *heap;
+static size_t heap_len;
+static uint64_t next_seq;
+static int64_t now_read_ns; /* when the current batch was read */
+static int64_t advance_ns;
+static uint64_t released, dropped_full;
+static uint64_t late_hist[LATE_BUCKETS];
+static volatile sig_atomic_t stopping;
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int earlier(const struct held *a, const struct held *b) {
+  return a->release_ns < b->release_ns || (a->release_ns == b->release_ns && a->seq < b->seq);
+}
+
+static void heap_push(struct held h) {
+  size_t i = heap_len++;
+  heap[i] = h;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!earlier(&heap[i], &heap[p])) break;
+    struct held t = heap[p];
+    heap[p] = heap[i];
+    heap[i] = t;
+    i = p;
+  }
+}
+
+static struct held heap_pop(void) {
+  struct held top = heap[0];
+  heap[0] = heap[--heap_len];
+  size_t i = 0;
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < heap_len && earlier(&heap[l], &heap[m])) m = l;
+    if (r < heap_len && earlier(&heap[r], &heap[m])) m = r;
+    if (m == i) break;
+    struct held t = heap[m];
+    heap[m] = heap[i];
+    heap[i] = t;
+    i = m;
+  }
+  return top;
+}
+
+static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_data *nfa, void *data) {
+  (void)msg;
+  struct queue *q = data;
+  struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
+  if (!ph) return 0;
+  uint32_t id = ntohl(ph->packet_id);
+  if (heap_len >= HEAP_CAP) {
+    /* Cannot happen with the kernel's limit below HEAP_CAP; dropping is what a full netem does. */
+    nfq_set_verdict(qh, id, NF_DROP, 0, NULL);
+    dropped_full++;
+    return 0;
+  }
+  heap_push((struct held){now_read_ns + q->delay_ns - advance_ns, next_seq++, id, q});
+  return 0;
+}
+
+static void release(struct held h, int64_t now) {
+  nfq_set_verdict(h.q->qh, h.id, NF_ACCEPT, 0, NULL);
+  int64_t late_us = (now - h.release_ns) / 1000;
+  if (late_us < 0) late_us = 0;
+  if (late_us >= LATE_BUCKETS) late_us = LATE_BUCKETS - 1;
+  late_hist[late_us]++;
+  released++;
+}
+
+static void release_due(void) {
+  int64_t now = mono_ns();
+  while (heap_len > 0 && heap[0].release_ns <= now) release(heap_pop(), now);
+}
+
+/* Reads the messages waiting on the socket, a bounded batch so that a steady stream never
+   holds up the releases; returns -1 on a fatal error. */
+static int drain(struct nfq_handle *h, int fd, char *buf, size_t size) {
+  for (int batch = 0; batch < 64; batch++) {
+    ssize_t n = recv(fd, buf, size, MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
+      if (errno == ENOBUFS) {
+        /* The socket overflowed: the kernel dropped those packets' messages (and the packets
+           stay queued until the queue is flushed). Say so; keep going. */
+        fprintf(stderr, "delayline: receive buffer overflow (ENOBUFS)\n");
+        continue;
+      }
+      perror("delayline: recv");
+      return -1;
+    }
+    now_read_ns = mono_ns();
+    nfq_handle_packet(h, buf, (int)n);
+  }
+  return 0;
+}
+
+static double late_quantile(double q) {
+  if (released == 0) return 0;
+  uint64_t want = (uint64_t)(q * (double)(released - 1)) + 1, seen = 0;
+  for (int i = 0; i < LATE_BUCKETS; i++) {
+    seen += late_hist[i];
+    if (seen >= want) return i;
+  }
+  return LATE_BUCKETS - 1;
+}
+
+static void on_signal(int sig) {
+  (void)sig;
+  stopping = 1;
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: latlab-delayline [--spin-us N] [--fifo PRIO] [--advance-ns N] [--no-deep-idle] QUEUE=DELAY_US ...\n");
+  return 2;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || *end || v > max || s[0] == '-') return -1;
+  *out = v;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  static struct queue queues[MAX_QUEUES];
+  size_t nq = 0;
+  int64_t spin_ns = 0;
+  int fifo_prio = 0, no_deep_idle = 0;
+  uint64_t v;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--spin-us") && i + 1 < argc) {
+      if (parse_u64(argv[++i], 1000000, &v)) return usage();
+      spin_ns = (int64_t)v * 1000;
+    } else if (!strcmp(argv[i], "--fifo") && i + 1 < argc) {
+      if (parse_u64(argv[++i], 99, &v) || v == 0) return usage();
+      fifo_prio = (int)v;
+    } else if (!strcmp(argv[i], "--no-deep-idle")) {
+      no_deep_idle = 1;
+    } else if (!strcmp(argv[i], "--advance-ns") && i + 1 < argc) {
+      if (parse_u64(argv[++i], 1000000, &v)) return usage();
+      advance_ns = (int64_t)v;
+    } else {
+      char *eq = strchr(argv[i], '=');
+      if (!eq || nq == MAX_QUEUES) return usage();
+      *eq = 0;
+      uint64_t num, delay_us;
+      if (parse_u64(argv[i], 65535, &num) || parse_u64(eq + 1, 10000000, &delay_us)) return usage();
+      for (size_t k = 0; k < nq; k++)
+        if (queues[k].num == num) return usage();
+      queues[nq++] = (struct queue){NULL, (uint16_t)num, (int64_t)delay_us * 1000};
+    }
+  }
+  if (nq == 0) return usage();
+
+  /* A sleeping thread's timer may fire up to its slack late (50 µs by default): ask for none. */
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  if (fifo_prio > 0) {
+    struct sched_param sp = {.sched_priority = fifo_prio};
+    if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) perror("delayline: SCHED_FIFO (continuing without)");
+  }
+  if (no_deep_idle) {
+    int qos = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+    int32_t zero = 0;
+    if (qos < 0 || write(qos, &zero, sizeof zero) != sizeof zero) perror("delayline: /dev/cpu_dma_latency (continuing without)");
+    /* Left open on purpose: the request lasts as long as the descriptor. */
+  }
+  heap = calloc(HEAP_CAP, sizeof *heap);
+  if (!heap) return 1;
+
+  struct nfq_handle *h = nfq_open();
+  if (!h) {
+    perror("delayline: nfq_open");
+    return 1;
+  }
+  for (size_t k = 0; k < nq; k++) {
+    struct queue *q = &queues[k];
+    q->qh = nfq_create_queue(h, q->num, on_packet, q);
+    if (!q->qh) {
+      fprintf(stderr, "delayline: cannot bind queue %u: %s\n", q->num, strerror(errno));
+      return 1;
+    }
+    /* Metadata only: the delay is the queue's, so the payload is never needed here. */
+    if (nfq_set_mode(q->qh, NFQNL_COPY_META, 0) < 0 || nfq_set_queue_maxlen(q->qh, QUEUE_MAXLEN) < 0) {
+      fprintf(stderr, "delayline: cannot configure queue %u: %s\n", q->num, strerror(errno));
+      return 1;
+    }
+    /* GSO packets whole: segmenting them for the queue would cost the throughput netem keeps. */
+    if (nfq_set_queue_flags(q->qh, NFQA_CFG_F_GSO, NFQA_CFG_F_GSO) < 0) fprintf(stderr, "delayline: queue %u: no GSO flag (continuing)\n", q->num);
+  }
+  int fd = nfq_fd(h);
+  nfnl_rcvbufsiz(nfq_nfnlh(h), 64 * 1024 * 1024);
+  /* The kernel's "no buffer space" answers are ours to see, not to end on. */
+  int one = 1;
+  setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof one);
+
+  struct sigaction sa = {0};
+  sa.sa_handler = on_signal;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+
+  static char buf[1 << 16];
+  printf("ready\n");
+  fflush(stdout);
+
+  while (!stopping) {
+    if (drain(h, fd, buf, sizeof buf) < 0) break;
+    release_due();
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    if (heap_len == 0) {
+      if (poll(&pfd, 1, -1) < 0 && errno != EINTR) break;
+      continue;
+    }
+    int64_t wait = heap[0].release_ns - mono_ns();
+    if (wait > spin_ns) {
+      int64_t sleep_ns = wait - spin_ns;
+      struct timespec ts = {sleep_ns / 1000000000, sleep_ns % 1000000000};
+      if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR) break;
+    }
+    /* Within the spin window: loop straight back (drain, release) until the deadline passes. */
+  }
+
+  /* Leave nothing held: every packet still here goes out now. */
+  int64_t now = mono_ns();
+  while (heap_len > 0) release(heap_pop(), now);
+  for (size_t k = 0; k < nq; k++) nfq_destroy_queue(queues[k].qh);
+  nfq_close(h);
+  fprintf(stderr, "delayline: released %" PRIu64 " packets, dropped %" PRIu64 "; release late by p50 %.0f µs, p99 %.0f µs, max %.0f µs\n", released, dropped_full, late_quantile(0.5),
+          late_quantile(0.99), late_quantile(1.0));
+  return 0;
+}
