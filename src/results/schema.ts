@@ -8,11 +8,55 @@ import { WaveNoteSchema, WavesRecordSchema } from "./waveRecords.ts";
 export const SCHEMA_VERSION = 1;
 
 /** What latency/bandwidth emulation the target really applied: never claimed, only observed. */
+/** The spread a latency-model entry carries (the local target's model, model/latencySpread.ts): fitted figures with their source, or none and why. */
+export const RttSpreadSchema = z.discriminatedUnion("kind", [
+  z
+    .object({
+      kind: z.literal("shifted-lognormal"),
+      /** The round trip's floor, µs (the source's minimum). */
+      floorUs: z.number().nonnegative(),
+      /** The round trip's 99th percentile, µs. */
+      p99Us: z.number().positive(),
+      /** Where floor and p99 come from (seed and figure), or the rule that derived them. */
+      source: z.string().min(1),
+    })
+    .strict(),
+  z.object({ kind: z.literal("none"), /** Why no spread is modelled. */ source: z.string().min(1) }).strict(),
+]);
+export type RttSpread = z.infer<typeof RttSpreadSchema>;
+
 export const ShapingStatusSchema = z.object({
   latency: z.enum(["applied", "unavailable", "not-applicable"]),
   bandwidth: z.enum(["applied", "unavailable", "not-applicable"]),
   /** One human sentence, e.g. "shaping: unavailable — kernel has no netem". */
   note: z.string(),
+  /** How latency was applied, when it was: the kernel's netem, or latlab's delay line (NFQUEUE, where netem is missing). Absent in results made before it was recorded. */
+  mechanism: z.enum(["netem", "delay-line"]).optional(),
+  /**
+   * The delay line's precision, measured at bring-up on one pair of hosts: pings without it and
+   * through it, quantile against the model's quantile. Single packets of one series: the
+   * delay line's error, no confidence interval.
+   */
+  delayLinePrecision: z
+    .object({
+      /** "<host> → <host>". */
+      pair: z.string(),
+      /** The stated figure, "±N µs at p99": the larger of |p50 error| and |p99 error|. */
+      precisionP99Us: z.number().nonnegative(),
+      /** Measured p50 − path's own p50 − modelled p50 (the delay line's bias), µs. */
+      p50ErrorUs: z.number(),
+      /** Measured p99 − path's own p50 − modelled p99, µs. */
+      p99ErrorUs: z.number(),
+      modelledP50Us: z.number().nonnegative(),
+      modelledP99Us: z.number().nonnegative(),
+      /** The path's own RTT without the delay line, p50, µs. */
+      baselineP50Us: z.number().nonnegative(),
+      delayedP50Us: z.number().nonnegative(),
+      delayedP99Us: z.number().nonnegative(),
+      /** Pings through the delay line behind the figures. */
+      samples: z.number().int().positive(),
+    })
+    .optional(),
   /** The latency model used (or that would have been used), with its sources. */
   model: z
     .array(
@@ -21,6 +65,8 @@ export const ShapingStatusSchema = z.object({
         accelnet: z.boolean(),
         rttUs: z.number(),
         source: z.string(),
+        /** The spread around rttUs (kept as the median), with its source; absent in results made before it was modelled. */
+        spread: RttSpreadSchema.optional(),
       }),
     )
     .optional(),

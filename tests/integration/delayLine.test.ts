@@ -16,6 +16,9 @@ import { DEFAULT_TUNING, delayQueues, delayRuleCommands, removeDelayRuleCommands
 import { startHelper, stopHelper, type RunningHelper } from "../../src/targets/local/delayLine/helperProcess.ts";
 import { DELAY_LINE_STATED_P99_US, measureAroundBringUp, pingRtts } from "../../src/targets/local/delayLine/precision.ts";
 import { execCommand, mustExec } from "../../src/targets/local/exec.ts";
+import { quantileOfSorted, sortedCopy } from "../../src/report/html/chartData.ts";
+import { modelRtt } from "../../src/targets/local/model/latencyModel.ts";
+import { modelledRttQuantilesUs, oneWaySpread, rttDistribution } from "../../src/targets/local/model/latencySpread.ts";
 import { runShort } from "../../src/targets/local/network/names.ts";
 import { killNamespaceProcesses, namespacePids } from "../../src/targets/local/network/namespaceProcesses.ts";
 import type { PeerDelay } from "../../src/targets/local/network/shaping.ts";
@@ -89,5 +92,53 @@ describe("the delay line between two namespaces", () => {
     for (let i = 0; i < 100 && !b.process.exit; i++) await new Promise((r) => setTimeout(r, 10));
     // b's rules are still in place: its replies to a go to a queue nobody reads.
     await expect(pingRtts(exec, ends[0].ns, ends[1].address, 3, 0.2)).rejects.toThrow();
+  });
+});
+
+describe("the delay line with the model's spread (issue 25, item 2)", () => {
+  // Cross-zone, seed 000: median 1,425 µs, p99 2,250 µs; each end draws its own half.
+  const model = modelRtt("cross-zone", false, false);
+  const egressSpread = oneWaySpread(rttDistribution(model.rttUs, model.spread)!);
+  const jittered = (i: 0 | 1): PeerDelay => ({ peerRole: ends[i].peer, address: ends[1 - i]!.address, pathKind: "cross-zone", rttUs: model.rttUs, egressDelayUs: Math.round(model.rttUs / 2), egressSpread });
+  const constant = (i: 0 | 1): PeerDelay => ({ ...jittered(i), egressSpread: undefined });
+  const quantiles = (rtts: number[]) => {
+    const s = sortedCopy(rtts);
+    return { p50: quantileOfSorted(s, 0.5), p99: quantileOfSorted(s, 0.99) };
+  };
+
+  /** Both ends' helpers and rules for `peerOf`, `count` pings 5 ms apart through them, then all removed again. */
+  async function pingThrough(peerOf: (i: 0 | 1) => PeerDelay, count: number, tag: string): Promise<number[]> {
+    const binary = await ensureHelperBuilt({ exec });
+    const started: RunningHelper[] = [];
+    try {
+      for (const i of [0, 1] as const) {
+        const queues = delayQueues([peerOf(i)]);
+        const h = await startHelper({ binary, namespace: ends[i].ns, queues, tuning: DEFAULT_TUNING, logPath: join(dir, `${tag}-${ends[i].peer}.log`) });
+        started.push(h);
+        helpers.push(h);
+        for (const argv of delayRuleCommands(ends[i].ns, "eth0", queues)) await must(argv, "delay rule");
+      }
+      return await pingRtts(exec, ends[0].ns, ends[1].address, count, 0.005);
+    } finally {
+      for (const e of ends) for (const argv of removeDelayRuleCommands(e.ns, "eth0")) await exec(argv);
+      for (const h of started) await stopHelper(h, 1_000);
+    }
+  }
+
+  it("gives the round trips a shape, not a spike: the modelled median, and a tail far wider than a constant delay's", async () => {
+    // What the earlier tests left: b's rules, its helper killed. Start from a clean path.
+    for (const e of ends) for (const argv of removeDelayRuleCommands(e.ns, "eth0")) await exec(argv);
+    const baseline = quantiles(await pingRtts(exec, ends[0].ns, ends[1].address, 100, 0.005));
+    const flat = quantiles(await pingThrough(constant, 400, "constant"));
+    const shaped = quantiles(await pingThrough(jittered, 400, "jittered"));
+    const modelled = modelledRttQuantilesUs(jittered(0), jittered(1));
+    console.log(`delay line, cross-zone: baseline ${JSON.stringify(baseline)}, constant ${JSON.stringify(flat)}, spread ${JSON.stringify(shaped)}, modelled ${JSON.stringify(modelled)} (µs; 400 pings each, one series)`);
+    // The median: the model's, within the precision the delay line states.
+    expect(Math.abs(shaped.p50 - baseline.p50 - modelled.p50Us)).toBeLessThanOrEqual(DELAY_LINE_STATED_P99_US);
+    // The tail: at least half the modelled p99 − p50 (825 µs; four pings make the p99 of 400), and
+    // three times the constant delay's own (the delay line's noise, ~100 µs).
+    const modelledWidth = modelled.p99Us - modelled.p50Us;
+    expect(shaped.p99 - shaped.p50).toBeGreaterThanOrEqual(0.5 * modelledWidth);
+    expect(shaped.p99 - shaped.p50).toBeGreaterThanOrEqual(3 * (flat.p99 - flat.p50));
   });
 });

@@ -293,6 +293,11 @@ describe("LocalTarget: five hosts, every path kind", () => {
     expect(env.shaping.note).not.toMatch(/d0-server \(/);
     if (env.facts.netem?.startsWith("present")) {
       expect(env.shaping.latency).toBe("applied");
+    } else if (env.facts.delayLine?.startsWith("delay line")) {
+      // No netem: the delay line applies the model, and says how precisely.
+      expect(env.shaping).toMatchObject({ latency: "applied", mechanism: "delay-line" });
+      expect(env.shaping.note).toMatch(/^shaping: latency applied per peer with the delay line, ±\d+ µs at p99/);
+      for (const h of env.hosts) expect(h.actual).toMatchObject({ latencyShaping: "applied", latencyMechanism: "delay-line" });
     } else {
       expect(env.shaping.latency).toBe("unavailable");
       expect(env.shaping.note.startsWith("shaping: unavailable — kernel has no netem")).toBe(true);

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { localRunsDir, newRunRecord, ownerAlive, processStartTicks, removeRunRecord, writeRunRecord, type RunRecord } from "./recovery/runRecord.ts";
 import { readSavedEnvironment, saveEnvironment, type SavedEnvironment } from "./recovery/savedEnvironment.ts";
 import { release, tmpdir } from "node:os";
@@ -34,8 +34,12 @@ import { checkAndRepair, expectedNetwork } from "./network/networkRepair.ts";
 import { allowedCpus, assignCpus, cpuFact, formatCpuList, parseCpuList } from "./cpus.ts";
 import type { CpuAssignment } from "./cpus.ts";
 import { assertLocalPlan } from "./planCheck.ts";
-import { detectQdiscSupport, NO_NETEM_NOTE, netemCommands, peerDelays, tbfCommands } from "./network/shaping.ts";
-import type { QdiscSupport } from "./network/shaping.ts";
+import { NO_NETEM_NOTE, peerDelays } from "./network/shaping.ts";
+import { applyShaping, delayLineLogPath, detectShapingSupport, shapingSupportLine } from "./network/latencyShaping.ts";
+import type { AppliedShaping, HostShaping, ShapingSupport } from "./network/latencyShaping.ts";
+import { HELPER_NAME } from "./delayLine/build.ts";
+import { parseHelperSummary } from "./delayLine/helperProcess.ts";
+import { namespacePids } from "./network/namespaceProcesses.ts";
 import { generateKey, sshBannerSeen, sshdConfig, sshdStartArgv } from "./sshd.ts";
 import type { KeyPair } from "./sshd.ts";
 import { buildDeploymentTopology, MGMT_IFNAME, PUBLIC_UPLINK_IFNAME } from "./network/topology.ts";
@@ -97,6 +101,8 @@ interface Created {
   aborted: boolean;
   /** The run's crash-safe record (written before anything is created), for `latlab cleanup`. */
   record: RunRecord | null;
+  /** What shaping started (the delay line's helpers): down() stops it first. */
+  shaping: AppliedShaping | null;
 }
 
 interface HostRuntime {
@@ -192,6 +198,10 @@ export class LocalTarget implements Target {
   private signal: AbortSignal | undefined;
   /** What up() set up (or the adopted hosts' run had), by deployment: what checkHosts() restores. */
   private topologies = new Map<string, DeploymentTopology>();
+  /** Host namespaces with a delay-line helper (up()'s, or the adopted run's): checkHosts() checks it lives. */
+  private delayLineNamespaces = new Set<string>();
+  /** The run's log (up()'s ctx.log, "local: "-prefixed): down() says there what the helpers did. */
+  private log: (message: string) => void = () => undefined;
 
   constructor(options: LocalTargetOptions = {}) {
     this.options = options;
@@ -232,10 +242,12 @@ export class LocalTarget implements Target {
     }
     const names = runNames(ctx.runId);
     this.signal = ctx.signal;
-    const c: Created = { names, ownsPrefix: false, namespaces: [], rootLinks: [], tempDir: null, keysDir: null, processes: [], aborted: false, record: null };
+    const c: Created = { names, ownsPrefix: false, namespaces: [], rootLinks: [], tempDir: null, keysDir: null, processes: [], aborted: false, record: null, shaping: null };
     this.created = c;
     this.labels = new Map();
     const log = (m: string) => ctx.log(`local: ${m}`);
+    this.log = log;
+    this.delayLineNamespaces = new Set();
 
     const topos: DeploymentTopology[] = plan.deployments.map((d) => buildDeploymentTopology(d, names));
     this.topologies = new Map(topos.map((t) => [t.deploymentId, t]));
@@ -265,11 +277,12 @@ export class LocalTarget implements Target {
     c.record = { ...c.record, tempDir, keysDir: c.keysDir };
     writeRunRecord(c.record, this.options.recordsDir);
 
-    // What can the kernel shape? Probed while the keys are made: neither waits for the other.
+    // What can the kernel shape (and, without netem, can the delay line run: its helper built,
+    // iptables' NFQUEUE)? Probed while the keys are made: neither waits for the other.
     const probeNs = `${names.namespacePrefix}probe`;
     const probing = (async () => {
       await this.addNamespace(probeNs);
-      const found: QdiscSupport = await detectQdiscSupport(this.exec, probeNs);
+      const found: ShapingSupport = await detectShapingSupport(this.exec, probeNs);
       await this.deleteNamespace(probeNs);
       return found;
     })();
@@ -286,7 +299,7 @@ export class LocalTarget implements Target {
         ),
       ),
     ]);
-    log(`kernel: netem ${support.netem ? "present" : "absent"}, tbf ${support.tbf ? "present" : "absent"}`);
+    log(`kernel: ${shapingSupportLine(support)}`);
     const authorizedKeys = join(keysDir, "authorized_keys");
     await writeFile(authorizedKeys, `${clientKey.publicKey} latlab-${names.short}\n`, { mode: 0o600 });
 
@@ -359,22 +372,30 @@ export class LocalTarget implements Target {
       });
     }
 
-    // Shaping.
-    for (const t of topos) {
-      for (const rt of runtimes.filter((r) => r.deployment === t.deploymentId)) {
-        const h = rt.topo;
-        const cap = rt.bandwidth.mbit;
-        let cmds: string[][] = [];
-        if (support.netem) {
-          cmds = netemCommands(h.namespace, h.dataIfname, peerDelays(h, t.hosts), cap);
-          rt.capApplied = cap;
-        } else if (cap !== null && support.tbf) {
-          cmds = tbfCommands(h.namespace, h.dataIfname, cap);
-          rt.capApplied = cap;
-        }
-        for (const cmd of cmds) await this.run(h.namespace, cmd);
-      }
+    // Shaping: netem where the kernel has it, else the delay line, and the caps (latencyShaping.ts).
+    const hostShaping: HostShaping[] = runtimes.map((rt) => {
+      const t = topos.find((x) => x.deploymentId === rt.deployment) as DeploymentTopology;
+      return {
+        // Short: the pair the precision was measured on is named in the shaping line; errors name the namespace through their command.
+        label: `host ${rt.topo.hostname}`,
+        namespace: rt.topo.namespace,
+        dev: rt.topo.dataIfname,
+        address: rt.topo.dataAddress,
+        peers: peerDelays(rt.topo, t.hosts),
+        capMbit: rt.bandwidth.mbit,
+        logDir: rt.dir,
+      };
+    });
+    if (c.aborted) throw new LocalTargetError("local target: up() interrupted by down() before shaping");
+    try {
+      c.shaping = await applyShaping(this.exec, support, hostShaping, { log, signal: this.signal });
+    } catch (e) {
+      throw new LocalTargetError(`local target: ${(e as Error).message}`);
     }
+    const applied = c.shaping;
+    for (const rt of runtimes) rt.capApplied = applied.capApplied.get(rt.topo.namespace) ?? null;
+    for (const h of applied.helpers) this.delayLineNamespaces.add(h.namespace);
+    log(`shaping: latency ${applied.latency === null ? `not applied (${applied.label})` : `with ${applied.label}`}`);
 
     // sshd per host.
     await mkdir("/run/sshd", { recursive: true, mode: 0o755 });
@@ -436,16 +457,41 @@ export class LocalTarget implements Target {
           .join(", ")}`
       : "";
     const bandwidthNotes = runtimes.map((r) => `${r.topo.hostname}: ${r.capApplied !== null ? `${r.capApplied} Mbit/s egress cap` : "no cap"} (${r.bandwidth.note})`);
+    const bandwidthWords = `bandwidth ${anyCap ? "capped per VM size" : "not capped"}`;
+    const precision = applied.precision;
     const shaping: ShapingStatus = {
-      latency: support.netem ? "applied" : "unavailable",
+      latency: applied.latency !== null ? "applied" : support.delayLine.available ? "not-applicable" : "unavailable",
       bandwidth: !support.tbf && !support.netem ? "unavailable" : anyCap ? "applied" : "not-applicable",
       note:
-        (support.netem
-          ? `shaping: latency applied per peer with netem (RTT/2 on each end's egress, from the model); bandwidth ${anyCap ? "capped per VM size" : "not capped"}`
-          : NO_NETEM_NOTE) +
+        (applied.latency === "netem"
+          ? `shaping: latency applied per peer with netem (RTT/2 on each end's egress, from the model); ${bandwidthWords}`
+          : applied.latency === "delay-line"
+            ? `shaping: latency applied per peer with the ${applied.label} (no netem in this kernel: NFQUEUE to latlab's helper in each host's namespace, RTT/2 on each end's egress, from the model${
+                precision ? `; measured at bring-up on ${applied.precisionPair}: p50 error ${Math.round(precision.biasUs)} µs, p99 error ${Math.round(precision.p99ErrorUs)} µs` : ""
+              }); ${bandwidthWords}`
+            : support.delayLine.available
+              ? `shaping: no latency to apply (${applied.label}); ${bandwidthWords}`
+              : `${NO_NETEM_NOTE}, and no delay line: ${support.delayLine.reason ?? "not probed"}`) +
         uncappedNote +
         (peered ? `; ${PEERING_NOTE}` : "") +
         (cpuAssignment.shortfall ? `; CPUs: ${cpuAssignment.shortfall}` : ""),
+      ...(applied.latency !== null ? { mechanism: applied.latency } : {}),
+      ...(precision && applied.precisionPair
+        ? {
+            delayLinePrecision: {
+              pair: applied.precisionPair,
+              precisionP99Us: precision.precisionP99Us,
+              p50ErrorUs: precision.biasUs,
+              p99ErrorUs: precision.p99ErrorUs,
+              modelledP50Us: precision.modelledRttUs,
+              modelledP99Us: precision.modelledP99Us,
+              baselineP50Us: precision.baselineP50Us,
+              delayedP50Us: precision.delayedP50Us,
+              delayedP99Us: precision.delayedP99Us,
+              samples: precision.delayedSamples,
+            },
+          }
+        : {}),
       model: LATENCY_MODEL.map((m) => ({ ...m })),
     };
     const wiring = await Promise.all(
@@ -480,7 +526,9 @@ export class LocalTarget implements Target {
         availabilitySetEmulated: false,
         bandwidthCapMbit: rt.capApplied,
         bandwidthNote: rt.bandwidth.note,
-        latencyShaping: support.netem ? "applied" : "unavailable",
+        latencyShaping: applied.latency !== null ? "applied" : "unavailable",
+        // netem, or the delay line where this host has a helper (one with no peer to delay has none).
+        latencyMechanism: applied.latency === "netem" ? "netem" : this.delayLineNamespaces.has(rt.topo.namespace) ? "delay-line" : null,
         // The CPUs its sshd (and so everything started through it) may run on, read back.
         cpus: cpusGot[i] ?? null,
         cpusAsked: rt.cpus,
@@ -501,6 +549,13 @@ export class LocalTarget implements Target {
       kernel: release(),
       netem: support.netem ? "present" : `absent (${support.netemError ?? "refused"})`,
       tbf: support.tbf ? "present" : `absent (${support.tbfError ?? "refused"})`,
+      delayLine: support.netem
+        ? "not used (the kernel has netem)"
+        : !support.delayLine.available
+          ? `unavailable: ${support.delayLine.reason ?? "not probed"}`
+          : `${applied.label}: iptables NFQUEUE (mangle POSTROUTING) to ${support.delayLine.binary}, one helper per host namespace${
+              precision ? `; precision measured at bring-up on ${applied.precisionPair} (${precision.delayedSamples} pings, quantiles of single packets of one series)` : ""
+            }; helper logs: <host folder>/${basename(delayLineLogPath("", "<namespace>"))}`,
       runShort: names.short,
       tempDir,
       "shaping.bandwidth": bandwidthNotes.join("; "),
@@ -558,7 +613,10 @@ export class LocalTarget implements Target {
     const names: RunNames = { runId: record.runId, short: record.short, namespacePrefix: record.namespacePrefix, rootLinkPrefix: record.rootLinkPrefix };
     const taken: RunRecord = { ...record, pid: process.pid, pidStartTicks: ticks, ended: null };
     writeRunRecord(taken, this.options.recordsDir);
-    this.created = { names, ownsPrefix: true, namespaces: [], rootLinks: [], tempDir: record.tempDir, keysDir: record.keysDir, processes: [], aborted: false, record: taken };
+    this.created = { names, ownsPrefix: true, namespaces: [], rootLinks: [], tempDir: record.tempDir, keysDir: record.keysDir, processes: [], aborted: false, record: taken, shaping: null };
+    // Their helpers run on in their namespaces (detached, like the sshds): checkHosts() watches them, down() stops them.
+    this.delayLineNamespaces = new Set(saved.hosts.filter((h) => h.actual.latencyMechanism === "delay-line").map((h) => String(h.actual.namespace)));
+    this.log = (m) => log(`local: ${m}`);
     this.adopted = saved;
     log(`local: re-attached to the ${saved.hosts.length} hosts run ${record.runId} left up (its runner, pid ${record.pid}, died); this process owns them now`);
     return saved;
@@ -572,6 +630,7 @@ export class LocalTarget implements Target {
     const wanted = new Set(plan.deployments.map((d) => d.id));
     // The same names, the same plan: the same fabric the dead runner set up (topology.ts is a pure function of them).
     this.topologies = new Map(plan.deployments.map((d) => [d.id, buildDeploymentTopology(d, this.created!.names)]));
+    this.log = (m) => ctx.log(`local: ${m}`);
     ctx.log(`local: using the ${saved.hosts.length} hosts run ${saved.runId} left up (brought up at ${saved.savedAt})`);
     return {
       hosts: saved.hosts.filter((h) => wanted.has(h.deployment)).map((h) => ({ ...h, actual: { ...h.actual } })),
@@ -589,10 +648,45 @@ export class LocalTarget implements Target {
     const t = this.topologies.get(deployment);
     if (!t || !this.created || this.created.aborted) return { restored: [], problems: [] };
     const hostLabel = new Map(t.hosts.map((h) => [h.namespace, `host ${h.role} (${h.hostname}, namespace ${h.namespace})`]));
+    let check: HostCheck;
     try {
-      return await checkAndRepair((argv) => this.exec(argv, { timeoutMs: 10_000 }), expectedNetwork(t, (ns) => hostLabel.get(ns) ?? `router namespace ${ns}`));
+      check = await checkAndRepair((argv) => this.exec(argv, { timeoutMs: 10_000 }), expectedNetwork(t, (ns) => hostLabel.get(ns) ?? `router namespace ${ns}`));
     } catch (error) {
-      return { restored: [], problems: [`local target: could not check deployment ${deployment}'s network: ${(error as Error).message}`] };
+      check = { restored: [], problems: [`local target: could not check deployment ${deployment}'s network: ${(error as Error).message}`] };
+    }
+    const deadHelpers = await this.deadDelayLines(t.hosts.map((h) => h.namespace).filter((ns) => this.delayLineNamespaces.has(ns)));
+    const dead = deadHelpers.map((ns) => `${hostLabel.get(ns) ?? ns}: its delay line (${HELPER_NAME}) is not running: its packets to its peers are dropped (their NFQUEUE has no listener); not restarted`);
+    return { restored: check.restored, problems: [...check.problems, ...dead] };
+  }
+
+  /** Of `namespaces`, those with no delay-line helper running in them. */
+  private async deadDelayLines(namespaces: readonly string[]): Promise<string[]> {
+    const dead: string[] = [];
+    for (const ns of namespaces) {
+      let alive = false;
+      for (const pid of await namespacePids(this.exec, ns)) {
+        const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+        if (cmdline.split("\0").some((arg) => basename(arg) === HELPER_NAME)) alive = true;
+      }
+      if (!alive) dead.push(ns);
+    }
+    return dead;
+  }
+
+  /** Each delay-line helper's summary (lateness, drops) from its log in the host folders, to the run's log. */
+  private async logDelayLineSummaries(tempDir: string): Promise<void> {
+    const hostsDir = join(tempDir, "hosts");
+    const hostDirs = await readdir(hostsDir).catch(() => [] as string[]);
+    for (const host of hostDirs) {
+      const files = (await readdir(join(hostsDir, host)).catch(() => [] as string[])).filter((f) => /^delayline-.*\.log$/.test(f));
+      for (const f of files) {
+        const summary = parseHelperSummary(await readFile(join(hostsDir, host, f), "utf8").catch(() => ""));
+        this.log(
+          summary
+            ? `delay line of ${host}: released ${summary.released} packets, dropped ${summary.dropped}; release late by p50 ${summary.lateP50Us} µs, p99 ${summary.lateP99Us} µs, max ${summary.lateMaxUs} µs`
+            : `delay line of ${host}: no summary in its log (it was killed, or died): ${join(hostsDir, host, f)}`,
+        );
+      }
     }
   }
 
@@ -618,8 +712,14 @@ export class LocalTarget implements Target {
     if (c.ownsPrefix) for (const n of present) if (n.startsWith(prefix)) ours.add(n);
     const namespaces = [...ours].filter((n) => present.includes(n));
 
-    // 1. Processes: everything inside the run's namespaces, plus sshds we started.
+    // 0. The delay line's helpers first, while the hosts still send nothing: each writes its summary as it stops.
+    if (c.shaping) {
+      errors.push(...(await c.shaping.stop()));
+      c.shaping = null;
+    }
+    // 1. Processes: everything inside the run's namespaces (an adopted run's helpers too), plus sshds we started.
     await Promise.all(namespaces.map((ns) => killNamespaceProcesses(this.exec, ns, grace, errors, removed)));
+    if (c.tempDir !== null) await this.logDelayLineSummaries(c.tempDir);
     // Safety net: an sshd we launched that never entered its namespace (still running our config).
     for (const { process: p } of c.processes) {
       if (p.exit || p.pid <= 0 || c.tempDir === null) continue;

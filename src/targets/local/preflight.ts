@@ -7,6 +7,7 @@ import { execCommand, formatArgv } from "./exec.ts";
 import { assertLocalPlan } from "./planCheck.ts";
 import type { ExecFn } from "./exec.ts";
 import { detectQdiscSupport } from "./network/shaping.ts";
+import { DELAY_LINE_DEBIAN_PACKAGES } from "./delayLine/build.ts";
 import { SSHD_PATH } from "./sshd.ts";
 
 /** Binaries the local target itself runs. */
@@ -32,7 +33,30 @@ export const DEBIAN_PACKAGES: Readonly<Record<string, string>> = {
   curl: "curl",
   python3: "python3",
   useradd: "passwd",
+  cc: "gcc",
+  iptables: "iptables",
 };
+
+/** The header the delay line's helper is compiled against (Debian's libnetfilter-queue-dev). */
+export const NFQUEUE_HEADER = "/usr/include/libnetfilter_queue/libnetfilter_queue.h";
+
+/**
+ * Of the delay line's Debian packages (DELAY_LINE_DEBIAN_PACKAGES: what latency shaping needs on
+ * a kernel without netem), those whose binary or header is missing.
+ */
+export async function missingDelayLinePackages(find: (name: string) => Promise<string | null>, hasFile: (path: string) => Promise<boolean>): Promise<string[]> {
+  const missing: string[] = [];
+  if ((await find("cc")) === null) missing.push("gcc");
+  if (!(await hasFile(NFQUEUE_HEADER))) missing.push("libnetfilter-queue-dev");
+  if ((await find("iptables")) === null) missing.push("iptables");
+  return DELAY_LINE_DEBIAN_PACKAGES.filter((p) => missing.includes(p));
+}
+
+const fileExists = (path: string) =>
+  access(path, constants.R_OK).then(
+    () => true,
+    () => false,
+  );
 
 export interface PreflightOptions {
   /**
@@ -50,10 +74,12 @@ export interface PreflightOptions {
   exec?: ExecFn;
   isRoot?: boolean;
   findBinary?: (name: string) => Promise<string | null>;
+  hasFile?: (path: string) => Promise<boolean>;
 }
 
 export interface PreflightReport {
-  features: { netns: boolean; tbf: boolean; netem: boolean };
+  /** delayLine: what it needs is installed (only looked at without netem: false when netem is there). */
+  features: { netns: boolean; tbf: boolean; netem: boolean; delayLine: boolean };
   /** Debian packages this check installed. */
   installed: string[];
 }
@@ -107,6 +133,25 @@ export async function checkLocalPrerequisites(options: PreflightOptions): Promis
     return out;
   };
 
+  const aptInstall = async (packages: readonly string[], what: string) => {
+    const env = { DEBIAN_FRONTEND: "noninteractive" };
+    const argv = ["apt-get", "install", "-y", "--no-install-recommends", ...packages];
+    options.log(`preflight: missing ${what}; running ${formatArgv(argv)}`);
+    // In latlab's own process group: a Ctrl-C during preflight (before any teardown exists)
+    // must stop apt-get too, not leave it running behind an exited latlab.
+    let r = await exec(argv, { env, timeoutMs: 15 * 60_000, foreground: true });
+    if (r.code !== 0) {
+      options.log("preflight: apt-get install failed; running apt-get update and trying again");
+      await exec(["apt-get", "update"], { env, timeoutMs: 15 * 60_000, foreground: true });
+      r = await exec(argv, { env, timeoutMs: 15 * 60_000, foreground: true });
+    }
+    if (r.code !== 0) {
+      throw new Error(`apt-get could not install ${packages.join(" ")}: ${(r.stderr || r.stdout).trim().split("\n").slice(-5).join("\n")}\nRun it yourself: ${installCommand(packages)}`);
+    }
+    installed.push(...packages);
+    options.log(`preflight: installed ${packages.join(", ")}`);
+  };
+
   let missing = await missingNow();
   if (missing.length > 0) {
     const { packages, unknown } = packagesFor(missing);
@@ -118,22 +163,7 @@ export async function checkLocalPrerequisites(options: PreflightOptions): Promis
       );
     }
     if (isRoot && aptGet !== null && options.install) {
-      const env = { DEBIAN_FRONTEND: "noninteractive" };
-      const argv = ["apt-get", "install", "-y", "--no-install-recommends", ...packages];
-      options.log(`preflight: missing ${missing.join(", ")}; running ${formatArgv(argv)}`);
-      // In latlab's own process group: a Ctrl-C during preflight (before any teardown exists)
-      // must stop apt-get too, not leave it running behind an exited latlab.
-      let r = await exec(argv, { env, timeoutMs: 15 * 60_000, foreground: true });
-      if (r.code !== 0) {
-        options.log("preflight: apt-get install failed; running apt-get update and trying again");
-        await exec(["apt-get", "update"], { env, timeoutMs: 15 * 60_000, foreground: true });
-        r = await exec(argv, { env, timeoutMs: 15 * 60_000, foreground: true });
-      }
-      if (r.code !== 0) {
-        throw new Error(`apt-get could not install ${packages.join(" ")}: ${(r.stderr || r.stdout).trim().split("\n").slice(-5).join("\n")}\nRun it yourself: ${installCommand(packages)}`);
-      }
-      installed.push(...packages);
-      options.log(`preflight: installed ${packages.join(", ")}`);
+      await aptInstall(packages, missing.join(", "));
       missing = await missingNow();
       if (missing.length > 0) throw new Error(`still missing after installing ${packages.join(" ")}: ${missing.join(", ")}`);
     } else {
@@ -158,9 +188,24 @@ export async function checkLocalPrerequisites(options: PreflightOptions): Promis
   }
   try {
     const q = await detectQdiscSupport(exec, scratch);
-    if (!q.netem) options.log(`preflight: kernel has no netem (${q.netemError ?? "refused"}): latency shaping will be unavailable`);
     if (!q.tbf) options.log(`preflight: kernel has no tbf (${q.tbfError ?? "refused"}): bandwidth caps will be unavailable`);
-    return { features: { netns: true, tbf: q.tbf, netem: q.netem }, installed };
+    let delayLine = false;
+    if (!q.netem) {
+      // Without netem, latency is applied by the delay line: a helper compiled here, and iptables' NFQUEUE.
+      const hasFile = options.hasFile ?? fileExists;
+      let lacking = await missingDelayLinePackages(find, hasFile);
+      if (lacking.length > 0 && (await find("apt-get")) !== null && options.install) {
+        await aptInstall(lacking, `the delay line's ${lacking.join(", ")} (the kernel has no netem)`);
+        lacking = await missingDelayLinePackages(find, hasFile);
+      }
+      delayLine = lacking.length === 0;
+      options.log(
+        delayLine
+          ? `preflight: kernel has no netem (${q.netemError ?? "refused"}): latency will be applied by latlab's delay line (NFQUEUE)`
+          : `preflight: kernel has no netem (${q.netemError ?? "refused"}) and the delay line that replaces it needs Debian's ${lacking.join(", ")}: latency shaping will be unavailable. Install them with: ${installCommand(lacking)}`,
+      );
+    }
+    return { features: { netns: true, tbf: q.tbf, netem: q.netem, delayLine }, installed };
   } finally {
     await exec(["ip", "netns", "del", scratch]);
   }

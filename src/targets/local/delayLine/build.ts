@@ -31,7 +31,7 @@ export function helperBinaryPath(cacheRoot: string, sourceText: string): string 
 
 /** The compile command: optimised, warnings on, linked against libnetfilter_queue (and libnfnetlink, whose socket-buffer call it uses). */
 export function helperBuildArgv(compiler: string, source: string, out: string): string[] {
-  return [compiler, "-O2", "-Wall", "-Wextra", "-o", out, source, "-lnetfilter_queue", "-lnfnetlink"];
+  return [compiler, "-O2", "-Wall", "-Wextra", "-o", out, source, "-lnetfilter_queue", "-lnfnetlink", "-lm"];
 }
 
 export interface BuildOptions {

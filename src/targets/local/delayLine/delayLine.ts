@@ -1,3 +1,4 @@
+import type { ShiftedLognormal } from "../model/latencySpread.ts";
 import type { PeerDelay } from "../network/shaping.ts";
 
 /**
@@ -41,6 +42,11 @@ export interface DelayQueue {
   queue: number;
   peerRole: string;
   delayUs: number;
+  /**
+   * Each packet's delay drawn from this (PeerDelay.egressSpread) instead of the constant
+   * `delayUs`; packets of one queue still leave in the order they came (delayline.c).
+   */
+  spread?: ShiftedLognormal;
   /** The peer's private address, and its public one when it has one. */
   addresses: string[];
 }
@@ -54,7 +60,9 @@ export function delayQueues(peers: readonly PeerDelay[]): DelayQueue[] {
   if (delayed.length > MAX_DELAY_QUEUES) throw new Error(`the delay line takes at most ${MAX_DELAY_QUEUES} peers a host, got ${delayed.length}`);
   return delayed.map((p, queue) => {
     if (!Number.isInteger(p.egressDelayUs)) throw new Error(`delay for ${p.peerRole} must be whole microseconds, got ${p.egressDelayUs}`);
-    return { queue, peerRole: p.peerRole, delayUs: p.egressDelayUs, addresses: p.publicAddress !== undefined ? [p.address, p.publicAddress] : [p.address] };
+    const q: DelayQueue = { queue, peerRole: p.peerRole, delayUs: p.egressDelayUs, addresses: p.publicAddress !== undefined ? [p.address, p.publicAddress] : [p.address] };
+    if (p.egressSpread) q.spread = p.egressSpread;
+    return q;
   });
 }
 
@@ -67,6 +75,12 @@ export interface HelperTuning {
   advanceNs?: number;
   /** Keep the CPUs out of deep idle while the helper runs (a PM QoS request, as cyclictest makes). */
   noDeepIdle?: boolean;
+  /**
+   * Seed of the spread's draws (tests; the sampling self-test). Unset: the helper seeds from
+   * getrandom(2) — two helpers with one seed would draw the same sequence each way, and a round
+   * trip would see twice one draw instead of the sum of two.
+   */
+  seed?: number;
 }
 
 /**
@@ -85,7 +99,24 @@ export function helperArgv(binary: string, namespace: string, queues: readonly D
   if (tuning.fifoPriority !== undefined) opts.push("--fifo", String(tuning.fifoPriority));
   if (tuning.advanceNs !== undefined) opts.push("--advance-ns", String(Math.max(0, Math.round(tuning.advanceNs))));
   if (tuning.noDeepIdle) opts.push("--no-deep-idle");
-  return ["ip", "netns", "exec", namespace, binary, ...opts, ...queues.map((q) => `${q.queue}=${q.delayUs}`)];
+  if (tuning.seed !== undefined) opts.push("--seed", String(tuning.seed));
+  return ["ip", "netns", "exec", namespace, binary, ...opts, ...queues.map(queueSpec)];
+}
+
+/** A queue as the helper reads it: QUEUE=DELAY_US, or QUEUE=ln:FLOOR_US:SCALE_US:SIGMA for a spread. */
+export function queueSpec(q: DelayQueue): string {
+  if (!q.spread) return `${q.queue}=${q.delayUs}`;
+  const { floorUs, scaleUs, sigma } = q.spread;
+  return `${q.queue}=ln:${floorUs}:${scaleUs}:${sigma}`;
+}
+
+/**
+ * argv of the helper's sampling self-test: `n` delays of `queue`'s distribution, µs, one a line
+ * (packets `gapUs` apart, under the in-order rule, when given). Needs no namespace nor root.
+ */
+export function helperSampleArgv(binary: string, queue: DelayQueue, n: number, seed: number, gapUs?: number): string[] {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`sample count must be a positive integer, got ${n}`);
+  return [binary, "--seed", String(seed), "--sample", String(n), ...(gapUs !== undefined ? ["--sample-gap-us", String(gapUs)] : []), queueSpec(queue)];
 }
 
 /**

@@ -3,9 +3,21 @@
  * accepts it. It is the local target's stand-in for `tc … netem delay` on kernels without
  * sch_netem (see delayLine.ts for why NFQUEUE and why C).
  *
- * Usage: latlab-delayline [--spin-us N] [--fifo PRIO] [--advance-ns N] [--no-deep-idle] QUEUE=DELAY_US ...
+ * Usage: latlab-delayline [--spin-us N] [--fifo PRIO] [--advance-ns N] [--no-deep-idle] [--seed N]
+ *                         [--sample N [--sample-gap-us G]] QUEUE=SPEC ...
  *   QUEUE=DELAY_US   bind NFQUEUE queue QUEUE; every packet it receives is accepted DELAY_US µs
  *                    after this process read it (one queue per peer, so no packet is parsed)
+ *   QUEUE=ln:FLOOR_US:SCALE_US:SIGMA
+ *                    the same, each packet's delay drawn from FLOOR + SCALE·exp(SIGMA·Z), Z standard
+ *                    normal (latencySpread.ts: the model's spread, one way). No packet is released
+ *                    before the one its queue received ahead of it: it leaves at the later of its own
+ *                    draw and its predecessor's release, as netem does with a rate (shaping.ts), so a
+ *                    TCP flow is never reordered. Packets further apart than the spread keep the
+ *                    drawn distribution; a train closer than that is delayed more than drawn.
+ *   --seed N         seed of the draws (each queue its own stream); default: from getrandom(2)
+ *   --sample N       bind nothing: print N delays (µs) of each queue, one a line, and exit — the
+ *                    sampler's self-test; with --sample-gap-us G the packets arrive G µs apart and
+ *                    the in-order rule applies (what a train of packets gets)
  *   --spin-us N      busy-wait the last N µs before a release instead of sleeping through it:
  *                    the timer's wake-up latency is what limits precision (default 0)
  *   --fifo PRIO      run under SCHED_FIFO at PRIO, so that a busy CPU delays the wake-up less
@@ -27,6 +39,7 @@
 #include <inttypes.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 #include <linux/netfilter.h>
+#include <math.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -35,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,8 +62,73 @@
 struct queue {
   struct nfq_q_handle *qh;
   uint16_t num;
-  int64_t delay_ns;
+  int64_t delay_ns; /* the constant delay; with a spread, unused */
+  int spread;       /* draw each delay: floor_ns + scale_ns·exp(sigma·Z) */
+  double floor_ns, scale_ns, sigma;
+  uint64_t rng[4];         /* xoshiro256** state, this queue's own stream */
+  double spare_z;          /* the polar method makes normals in pairs */
+  int has_spare;
+  int64_t last_release_ns; /* no packet leaves before its predecessor */
 };
+
+/* splitmix64 seeds xoshiro256** (Blackman and Vigna, public domain): fast, 2^256 period. */
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t xoshiro(uint64_t *s) {
+  uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+/* Uniform on (−1, 1), never an endpoint. */
+static double uniform_pm1(uint64_t *s) { return (((double)(xoshiro(s) >> 11) + 0.5) / 9007199254740992.0) * 2.0 - 1.0; }
+
+/* A standard normal (Marsaglia's polar method: no trigonometry, exact in distribution). */
+static double normal(struct queue *q) {
+  if (q->has_spare) {
+    q->has_spare = 0;
+    return q->spare_z;
+  }
+  double u, v, r;
+  do {
+    u = uniform_pm1(q->rng);
+    v = uniform_pm1(q->rng);
+    r = u * u + v * v;
+  } while (r >= 1.0 || r == 0.0);
+  double f = sqrt(-2.0 * log(r) / r);
+  q->spare_z = v * f;
+  q->has_spare = 1;
+  return u * f;
+}
+
+/* This packet's delay, ns. */
+static int64_t draw_delay_ns(struct queue *q) {
+  if (!q->spread) return q->delay_ns;
+  return (int64_t)(q->floor_ns + q->scale_ns * exp(q->sigma * normal(q)));
+}
+
+static int64_t advance_ns;
+
+/* When a packet that arrived at `arrival_ns` leaves: its drawn delay later, but never before the
+   packet its queue received ahead of it (ties keep arrival order in the heap). */
+static int64_t schedule_release(struct queue *q, int64_t arrival_ns) {
+  int64_t release_ns = arrival_ns + draw_delay_ns(q) - advance_ns;
+  if (release_ns < q->last_release_ns) release_ns = q->last_release_ns;
+  q->last_release_ns = release_ns;
+  return release_ns;
+}
 
 struct held {
   int64_t release_ns;
@@ -62,7 +141,6 @@ static struct held *heap;
 static size_t heap_len;
 static uint64_t next_seq;
 static int64_t now_read_ns; /* when the current batch was read */
-static int64_t advance_ns;
 static uint64_t released, dropped_full;
 static uint64_t late_hist[LATE_BUCKETS];
 static volatile sig_atomic_t stopping;
@@ -119,7 +197,7 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
     dropped_full++;
     return 0;
   }
-  heap_push((struct held){now_read_ns + q->delay_ns - advance_ns, next_seq++, id, q});
+  heap_push((struct held){schedule_release(q, now_read_ns), next_seq++, id, q});
   return 0;
 }
 
@@ -175,7 +253,7 @@ static void on_signal(int sig) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: latlab-delayline [--spin-us N] [--fifo PRIO] [--advance-ns N] [--no-deep-idle] QUEUE=DELAY_US ...\n");
+  fprintf(stderr, "usage: latlab-delayline [--spin-us N] [--fifo PRIO] [--advance-ns N] [--no-deep-idle] [--seed N] [--sample N [--sample-gap-us G]] QUEUE=DELAY_US|QUEUE=ln:FLOOR_US:SCALE_US:SIGMA ...\n");
   return 2;
 }
 
@@ -188,12 +266,50 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
   return 0;
 }
 
+/* A finite double in [min, max] into *out, ending at `stop` (':' or the string's end); *next after it. */
+static int parse_double(const char *s, double min, double max, char stop, double *out, const char **next) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end != stop || !(v >= min && v <= max)) return -1;
+  *out = v;
+  *next = stop ? end + 1 : end;
+  return 0;
+}
+
+/* "ln:FLOOR_US:SCALE_US:SIGMA" into q; -1 when malformed. */
+static int parse_spread(const char *s, struct queue *q) {
+  double floor_us, scale_us, sigma;
+  const char *p;
+  if (strncmp(s, "ln:", 3) || parse_double(s + 3, 0, 10000000, ':', &floor_us, &p) || parse_double(p, 1e-3, 10000000, ':', &scale_us, &p) ||
+      parse_double(p, 1e-6, 5, 0, &sigma, &p))
+    return -1;
+  q->spread = 1;
+  q->floor_ns = floor_us * 1000;
+  q->scale_ns = scale_us * 1000;
+  q->sigma = sigma;
+  return 0;
+}
+
+/* The sampling self-test: N delays of each queue, µs, one a line; packets `gap_ns` apart (−1: far apart). */
+static void print_samples(struct queue *queues, size_t nq, uint64_t n, int64_t gap_ns) {
+  for (size_t k = 0; k < nq; k++) {
+    struct queue *q = &queues[k];
+    for (uint64_t i = 0; i < n; i++) {
+      /* Far apart: the draw alone. G apart: what the packet path does (schedule_release). */
+      int64_t arrival = (int64_t)i * gap_ns, delay = gap_ns < 0 ? draw_delay_ns(q) : schedule_release(q, arrival) - arrival;
+      printf("%.3f\n", (double)delay / 1000.0);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   static struct queue queues[MAX_QUEUES];
   size_t nq = 0;
   int64_t spin_ns = 0;
-  int fifo_prio = 0, no_deep_idle = 0;
-  uint64_t v;
+  int fifo_prio = 0, no_deep_idle = 0, seeded = 0;
+  uint64_t v, seed = 0, sample_n = 0;
+  int64_t sample_gap_ns = -1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--spin-us") && i + 1 < argc) {
       if (parse_u64(argv[++i], 1000000, &v)) return usage();
@@ -206,18 +322,41 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--advance-ns") && i + 1 < argc) {
       if (parse_u64(argv[++i], 1000000, &v)) return usage();
       advance_ns = (int64_t)v;
+    } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+      if (parse_u64(argv[++i], UINT64_MAX, &seed)) return usage();
+      seeded = 1;
+    } else if (!strcmp(argv[i], "--sample") && i + 1 < argc) {
+      if (parse_u64(argv[++i], 100000000, &sample_n) || sample_n == 0) return usage();
+    } else if (!strcmp(argv[i], "--sample-gap-us") && i + 1 < argc) {
+      if (parse_u64(argv[++i], 10000000, &v)) return usage();
+      sample_gap_ns = (int64_t)v * 1000;
     } else {
       char *eq = strchr(argv[i], '=');
       if (!eq || nq == MAX_QUEUES) return usage();
       *eq = 0;
-      uint64_t num, delay_us;
-      if (parse_u64(argv[i], 65535, &num) || parse_u64(eq + 1, 10000000, &delay_us)) return usage();
+      uint64_t num, delay_us = 0;
+      struct queue q = {0};
+      if (parse_u64(argv[i], 65535, &num)) return usage();
+      if (parse_u64(eq + 1, 10000000, &delay_us) && parse_spread(eq + 1, &q)) return usage();
       for (size_t k = 0; k < nq; k++)
         if (queues[k].num == num) return usage();
-      queues[nq++] = (struct queue){NULL, (uint16_t)num, (int64_t)delay_us * 1000};
+      q.num = (uint16_t)num;
+      q.delay_ns = (int64_t)delay_us * 1000;
+      q.last_release_ns = INT64_MIN;
+      queues[nq++] = q;
     }
   }
   if (nq == 0) return usage();
+  if (!seeded && getrandom(&seed, sizeof seed, 0) != sizeof seed) seed = (uint64_t)mono_ns() ^ ((uint64_t)getpid() << 32);
+  for (size_t k = 0; k < nq; k++) {
+    /* Each queue its own stream: the seed mixed with the queue's number. */
+    uint64_t x = seed ^ ((uint64_t)queues[k].num * 0xd1b54a32d192ed03ULL);
+    for (int j = 0; j < 4; j++) queues[k].rng[j] = splitmix64(&x);
+  }
+  if (sample_n > 0) {
+    print_samples(queues, nq, sample_n, sample_gap_ns);
+    return 0;
+  }
 
   /* A sleeping thread's timer may fire up to its slack late (50 µs by default): ask for none. */
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);

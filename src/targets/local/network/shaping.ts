@@ -1,6 +1,8 @@
 import type { PathKind } from "../../../plan/types.ts";
 import type { ExecFn } from "../exec.ts";
 import { modelRtt } from "../model/latencyModel.ts";
+import { oneWaySpread, rttDistribution, type ShiftedLognormal } from "../model/latencySpread.ts";
+import { DEFAULT_NETEM_TABLE_DIR, netemDelayArgs } from "./netemDistribution.ts";
 import { pathKindBetween } from "./topology.ts";
 import type { TopoHost } from "./topology.ts";
 
@@ -21,8 +23,14 @@ export interface PeerDelay {
   publicAddress?: string;
   pathKind: PathKind;
   rttUs: number;
-  /** Delay added on this host's egress towards the peer: half the modelled RTT. */
+  /** Delay added on this host's egress towards the peer: half the modelled RTT (the constant applied where there is no spread). */
   egressDelayUs: number;
+  /**
+   * The egress delay's distribution when the model has a spread for the pair (latencySpread.ts):
+   * each packet's delay is drawn from it, this end's and the peer's draws adding up to the
+   * modelled RTT's median and p99. Absent: every packet gets `egressDelayUs`.
+   */
+  egressSpread?: ShiftedLognormal;
 }
 
 /**
@@ -35,7 +43,8 @@ export function peerDelays(host: TopoHost, peers: readonly TopoHost[]): PeerDela
     .map((p) => {
       const pathKind = pathKindBetween(host.spec, p.spec);
       const m = modelRtt(pathKind, host.spec.accelnet, p.spec.accelnet, [host.spec.region, p.spec.region]);
-      return {
+      const rtt = rttDistribution(m.rttUs, m.spread);
+      const delay: PeerDelay = {
         peerRole: p.role,
         address: p.dataAddress,
         publicAddress: p.publicAddress,
@@ -43,6 +52,8 @@ export function peerDelays(host: TopoHost, peers: readonly TopoHost[]): PeerDela
         rttUs: m.rttUs,
         egressDelayUs: Math.round(m.rttUs / 2),
       };
+      if (rtt) delay.egressSpread = oneWaySpread(rtt);
+      return delay;
     });
 }
 
@@ -68,8 +79,17 @@ const hex = (n: number): string => n.toString(16);
  *     ├ 1:2 everything else, no delay
  *     └ 1:<10+i> one class per peer, netem delay <RTT/2>, selected by a u32 match on ip dst
  *                (the peer's private address, and its public address when it has one)
+ * A peer with a spread gets `delay <median> <J> distribution latlab-sln-<σ>` (netemDistribution.ts:
+ * the table, read by tc from `tcLibDir`, which writeNetemTables fills first) and `rate 100gbit`.
+ * Why the rate: with jitter, netem's tfifo sorts packets by their drawn send time, so a packet
+ * drawn shorter overtakes the one ahead (reordering, which TCP reads as loss: duplicate ACKs, fast
+ * retransmits, a collapsed window). With a rate set, netem_enqueue takes the last queued packet's
+ * send time as "now" and subtracts the wait from the draw (sch_netem.c, "Last packet in queue is
+ * reference point"): each packet leaves at max(own draw, previous packet's time) + its
+ * serialisation — in order, exactly the delay line's rule (delayline.c). At 100 Gbit/s the
+ * serialisation is 0.1 µs for 1,500 B, 5 µs for a 64 KiB GSO packet; the cap stays htb's.
  */
-export function netemCommands(namespace: string, dev: string, peers: readonly PeerDelay[], capMbit: number | null): string[][] {
+export function netemCommands(namespace: string, dev: string, peers: readonly PeerDelay[], capMbit: number | null, tcLibDir: string = DEFAULT_NETEM_TABLE_DIR): string[][] {
   const rate = capMbit !== null ? `${capMbit}mbit` : UNCAPPED_RATE;
   const tc = (...args: string[]): string[] => ["tc", "-n", namespace, ...args];
   const cmds: string[][] = [
@@ -82,7 +102,9 @@ export function netemCommands(namespace: string, dev: string, peers: readonly Pe
     if (0x10 + i > 0xffff) throw new Error("too many peers for one htb");
     cmds.push(
       tc("class", "add", "dev", dev, "parent", "1:1", "classid", `1:${minor}`, "htb", "rate", rate, "ceil", rate),
-      tc("qdisc", "add", "dev", dev, "parent", `1:${minor}`, "handle", `${minor}:`, "netem", "delay", `${p.egressDelayUs}us`, "limit", "100000"),
+      p.egressSpread
+        ? ["env", `TC_LIB_DIR=${tcLibDir}`, ...tc("qdisc", "add", "dev", dev, "parent", `1:${minor}`, "handle", `${minor}:`, "netem", ...netemDelayArgs(p.egressSpread), "rate", UNCAPPED_RATE, "limit", "100000")]
+        : tc("qdisc", "add", "dev", dev, "parent", `1:${minor}`, "handle", `${minor}:`, "netem", "delay", `${p.egressDelayUs}us`, "limit", "100000"),
       tc("filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", `${p.address}/32`, "flowid", `1:${minor}`),
     );
     if (p.publicAddress !== undefined) {

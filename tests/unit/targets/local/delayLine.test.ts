@@ -38,8 +38,9 @@ describe("delay queues", () => {
 describe("helper and rule commands", () => {
   const queues = delayQueues(peers);
 
-  it("starts the helper inside the host's namespace with one QUEUE=DELAY_US a peer", () => {
-    expect(helperArgv("/c/latlab-delayline", "ns1", queues)).toEqual(["ip", "netns", "exec", "ns1", "/c/latlab-delayline", ...peers.map((p, i) => `${i}=${p.egressDelayUs}`)]);
+  it("starts the helper inside the host's namespace with one QUEUE=DELAY_US (or QUEUE=ln:… with a spread) a peer", () => {
+    // Spread peers' specs: delayLineSpread.test.ts.
+    expect(helperArgv("/c/latlab-delayline", "ns1", queues)).toEqual(["ip", "netns", "exec", "ns1", "/c/latlab-delayline", ...peers.map((p, i) => (p.egressSpread ? `${i}=ln:${p.egressSpread.floorUs}:${p.egressSpread.scaleUs}:${p.egressSpread.sigma}` : `${i}=${p.egressDelayUs}`))]);
     expect(helperArgv("/c/latlab-delayline", "ns1", queues)[5]).toBe("0=394");
     expect(helperArgv("/b", "ns1", queues.slice(0, 1), { spinUs: 20, fifoPriority: 10, advanceNs: 12345.6 })).toEqual([
       "ip", "netns", "exec", "ns1", "/b", "--spin-us", "20", "--fifo", "10", "--advance-ns", "12346", "0=394",
@@ -83,7 +84,7 @@ describe("building the helper", () => {
     expect(a).toMatch(/^\/cache\/delayline-[0-9a-f]{12}\/latlab-delayline$/);
     expect(helperBinaryPath("/cache", "int main(){}")).toBe(a);
     expect(helperBinaryPath("/cache", "int main(){return 1;}")).not.toBe(a);
-    expect(helperBuildArgv("cc", "/s/delayline.c", "/o")).toEqual(["cc", "-O2", "-Wall", "-Wextra", "-o", "/o", "/s/delayline.c", "-lnetfilter_queue", "-lnfnetlink"]);
+    expect(helperBuildArgv("cc", "/s/delayline.c", "/o")).toEqual(["cc", "-O2", "-Wall", "-Wextra", "-o", "/o", "/s/delayline.c", "-lnetfilter_queue", "-lnfnetlink", "-lm"]);
     expect(readFileSync(DELAY_LINE_SOURCE, "utf8")).toContain("NFQNL_COPY_META");
   });
 
@@ -138,14 +139,28 @@ describe("precision", () => {
     expect(() => pingArgv("ns1", "a", 0, 1)).toThrow();
   });
 
-  it("compares each delayed RTT with the path's median plus the model", () => {
-    // Baseline median 50; model 1000: expected 1050. Errors: 100 samples of +10, one of −40.
+  it("compares the delayed RTT's p50 and p99 with the path's median plus the model's p50 and p99", () => {
+    // Baseline median 50; model 1000 (no spread): expected 1050 at p50 and p99.
     const baseline = [40, 50, 60];
     const delayed = [...Array.from({ length: 100 }, () => 1060), 1010];
     const p = precisionFromSamples(baseline, delayed, 1000);
-    expect(p).toEqual({ modelledRttUs: 1000, baselineP50Us: 50, delayedP50Us: 1060, biasUs: 10, precisionP99Us: 10, baselineSamples: 3, delayedSamples: 101 });
-    // The p99 of |error| is the tail: 2 of 101 at 40 puts it at 40.
-    expect(precisionFromSamples(baseline, [...delayed, 1010], 1000).precisionP99Us).toBe(40);
+    expect(p).toEqual({
+      modelledRttUs: 1000,
+      modelledP99Us: 1000,
+      baselineP50Us: 50,
+      delayedP50Us: 1060,
+      delayedP99Us: 1060,
+      biasUs: 10,
+      p99ErrorUs: 10,
+      precisionP99Us: 10,
+      baselineSamples: 3,
+      delayedSamples: 101,
+    });
+    // A tail of 3 in 101 at 1,250 puts the p99 at 1,250: 200 µs above a constant model…
+    const tailed = [...Array.from({ length: 98 }, () => 1060), 1250, 1250, 1250];
+    expect(precisionFromSamples(baseline, tailed, 1000)).toMatchObject({ biasUs: 10, p99ErrorUs: 200, precisionP99Us: 200 });
+    // …and 50 µs above a model whose own p99 is 1,150 (jitter): the tail is the model's, not the delay line's error.
+    expect(precisionFromSamples(baseline, tailed, { p50Us: 1000, p99Us: 1150 })).toMatchObject({ modelledP99Us: 1150, biasUs: 10, p99ErrorUs: 50, precisionP99Us: 50 });
     expect(() => precisionFromSamples([], delayed, 1000)).toThrow();
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ExecFn } from "../../../../src/targets/local/exec.ts";
-import { checkLocalPrerequisites, packagesFor, TARGET_BINARIES } from "../../../../src/targets/local/preflight.ts";
+import { checkLocalPrerequisites, NFQUEUE_HEADER, packagesFor, TARGET_BINARIES } from "../../../../src/targets/local/preflight.ts";
 
 function fakeExec(opts: { refuseQdisc?: string[]; installFailsFirst?: boolean } = {}) {
   const calls: string[][] = [];
@@ -33,11 +33,40 @@ describe("preflight", () => {
   it("returns facts, netem missing included, when everything is there", async () => {
     const { exec, calls } = fakeExec({ refuseQdisc: ["netem"] });
     const logs: string[] = [];
-    const r = await checkLocalPrerequisites({ binaries: ["sockperf"], install: false, log: (m) => logs.push(m), exec, isRoot: true, findBinary: present(new Set()) });
-    expect(r).toEqual({ features: { netns: true, tbf: true, netem: false }, installed: [] });
-    expect(logs.join("\n")).toMatch(/no netem/);
+    const r = await checkLocalPrerequisites({ binaries: ["sockperf"], install: false, log: (m) => logs.push(m), exec, isRoot: true, findBinary: present(new Set()), hasFile: async () => true });
+    expect(r).toEqual({ features: { netns: true, tbf: true, netem: false, delayLine: true }, installed: [] });
+    expect(logs.join("\n")).toMatch(/no netem .*: latency will be applied by latlab's delay line/);
     const netns = calls.filter((c) => c[0] === "ip" && c[1] === "netns");
     expect(netns.map((c) => c[2])).toEqual(["add", "del"]);
+  });
+
+  it("without netem, names the delay line's missing Debian packages and the command (and installs them when allowed)", async () => {
+    const { exec, calls } = fakeExec({ refuseQdisc: ["netem"] });
+    const logs: string[] = [];
+    const noHeader = async (path: string) => path !== NFQUEUE_HEADER;
+    const r = await checkLocalPrerequisites({ binaries: [], install: false, log: (m) => logs.push(m), exec, isRoot: true, findBinary: present(new Set(["cc"])), hasFile: noHeader });
+    expect(r.features).toEqual({ netns: true, tbf: true, netem: false, delayLine: false });
+    expect(logs.join("\n")).toContain("the delay line that replaces it needs Debian's gcc, libnetfilter-queue-dev: latency shaping will be unavailable. Install them with: sudo apt-get install -y gcc libnetfilter-queue-dev");
+    expect(calls.some((c) => c[0] === "apt-get")).toBe(false);
+    // Allowed to install: apt-get gets exactly those, and the delay line is then ready.
+    let header = false;
+    const installing: ExecFn = async (argv, o) => {
+      if (argv[0] === "apt-get" && argv[1] === "install") header = true;
+      return exec(argv, o);
+    };
+    const missing = new Set(["iptables"]);
+    const find = async (name: string) => (missing.has(name) && !header ? null : `/usr/bin/${name}`);
+    const r2 = await checkLocalPrerequisites({ binaries: [], install: true, log: () => {}, exec: installing, isRoot: true, findBinary: find, hasFile: async () => header });
+    expect(r2).toEqual({ features: { netns: true, tbf: true, netem: false, delayLine: true }, installed: ["libnetfilter-queue-dev", "iptables"] });
+    expect(calls.filter((c) => c[0] === "apt-get").at(-1)).toEqual(["apt-get", "install", "-y", "--no-install-recommends", "libnetfilter-queue-dev", "iptables"]);
+  });
+
+  it("with netem, does not ask for the delay line's packages", async () => {
+    const { exec } = fakeExec();
+    const logs: string[] = [];
+    const r = await checkLocalPrerequisites({ binaries: [], install: false, log: (m) => logs.push(m), exec, isRoot: true, findBinary: present(new Set(["cc", "iptables"])), hasFile: async () => false });
+    expect(r.features).toEqual({ netns: true, tbf: true, netem: true, delayLine: false });
+    expect(logs).toEqual([]);
   });
 
   it("checks the target's own binaries too", async () => {

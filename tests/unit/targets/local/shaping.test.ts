@@ -3,6 +3,7 @@ import type { ExecFn } from "../../../../src/targets/local/exec.ts";
 import { runNames } from "../../../../src/targets/local/network/names.ts";
 import { detectQdiscSupport, netemCommands, NO_NETEM_NOTE, peerDelays, tbfBurstBytes, tbfCommands } from "../../../../src/targets/local/network/shaping.ts";
 import { buildDeploymentTopology } from "../../../../src/targets/local/network/topology.ts";
+import { netemDelayArgs } from "../../../../src/targets/local/network/netemDistribution.ts";
 import { fiveHostDeployment } from "./fixtures.ts";
 
 const topo = buildDeploymentTopology(fiveHostDeployment(), runNames("shaping"));
@@ -47,8 +48,26 @@ describe("tc command generation", () => {
     expect(cmds[6]).toEqual(["tc", "-n", ns, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", `${peers[0]?.publicAddress}/32`, "flowid", "1:10"]);
     // fourth peer: class ids are hex
     expect(cmds[3 + 4 * 3 + 1]).toContain("13:");
+    // Same-ppg has no spread (seed 001: an average only): constant. The others carry one (below).
     const delays = cmds.filter((c) => c.includes("netem")).map((c) => c[c.indexOf("delay") + 1]);
-    expect(delays).toEqual(["394us", "425us", "713us", "3750us"]);
+    expect(delays).toEqual(["394us", "420.754us", "695.691us", "3696.239us"]);
+  });
+
+  it("draws a jittered peer's delay from latlab's table, in order (rate), the constant peer untouched", () => {
+    const peers = peerDelays(client, topo.hosts);
+    const [ppg, zone1] = peers;
+    const cmds = netemCommands(client.namespace, "eth0", peers, null, "/t/tables");
+    const netem = cmds.filter((c) => c.includes("netem"));
+    // The same-zone peer: median 363 + 57.754 µs, J = scale × the table's divisor, σ in the name.
+    expect(zone1?.egressSpread).toEqual({ floorUs: 363, scaleUs: 57.754, sigma: 0.558875 });
+    expect(netem[1]).toEqual([
+      "env", "TC_LIB_DIR=/t/tables",
+      "tc", "-n", client.namespace, "qdisc", "add", "dev", "eth0", "parent", "1:11", "handle", "11:", "netem",
+      ...netemDelayArgs(zone1!.egressSpread!), "rate", "100gbit", "limit", "100000",
+    ]);
+    expect(netemDelayArgs(zone1!.egressSpread!)).toEqual(["delay", "420.754us", expect.stringMatching(/^\d+\.?\d*us$/), "distribution", "latlab-sln-0.558875"]);
+    expect(ppg?.egressSpread).toBeUndefined();
+    expect(netem[0]).toEqual(["tc", "-n", client.namespace, "qdisc", "add", "dev", "eth0", "parent", "1:10", "handle", "10:", "netem", "delay", "394us", "limit", "100000"]);
   });
 
   it("puts the VM's cap on the htb classes when there is one", () => {
