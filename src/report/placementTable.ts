@@ -5,6 +5,7 @@
 import type { Results } from "../results/schema.ts";
 import { comparisonCaveats } from "../results/comparisons.ts";
 import { placementByDeployment, ppgDetail, vmDetail } from "../results/placement.ts";
+import { modelledLabel } from "./wording.ts";
 
 /** Per deployment and PPG: the PPG asked vs the colocation status got, and the VMs' instance views. */
 export interface PlacementTable {
@@ -41,6 +42,8 @@ export function placementTable(results: Results): PlacementTable | undefined {
         ]
       : []),
     ...(emulator ? ["rehearsal: the colocation status is the emulator's (Aligned unless a ppg-not-aligned fault is injected), not Azure's"] : []),
+    // The latency between these VMs followed this placement: the model's, by the rows above.
+    ...(emulator && modelledLabel(results) ? [`latency by this placement — ${modelledLabel(results)}`] : []),
   ];
   return { title: "placement (read from ARM after the deploy): PPG asked vs colocation status got", head: ["deployment", "variants", "PPG asked", "colocation got", "VMs (fault / update domain, power state)"], rows, unaligned, notes };
 }

@@ -8,7 +8,7 @@ import type { Comparison, Results } from "../results/schema.ts";
 import { comparisonCaveats } from "../results/comparisons.ts";
 import { caveatSentence } from "../results/placement.ts";
 import { waveCaveatSentence } from "../results/waveRecords.ts";
-import { fmt, formatP, measureLabels, notEmulatedAxes, unitLabel } from "./wording.ts";
+import { fmt, formatP, measureLabels, modelledLabel, notEmulatedAxes, UNSHAPED_CAVEAT, unitLabel } from "./wording.ts";
 
 export interface Verdict {
   variant: string;
@@ -34,6 +34,8 @@ export function changeLabel(results: Pick<Results, "variants">, variant: string,
 }
 
 const signed = (v: number) => `${v >= 0 ? "+" : "-"}${fmt(Math.abs(v))}`;
+/** A label as a sentence of a verdict: capitalised, ending in a full stop. */
+const sentence = (label: string) => `${label[0]!.toUpperCase()}${label.slice(1)}.`;
 
 function overWords(c: Comparison): string {
   const { unit, units } = c.inference;
@@ -61,8 +63,10 @@ function pctOf(c: Comparison): number | undefined {
 export interface VerdictContext {
   /** Axes the target does not emulate (wording.ts notEmulatedAxes). */
   notEmulated?: readonly string[];
-  /** The target could not shape latency (no netem): differences are this machine's. */
+  /** The target could not shape latency (no netem, no delay line): differences are this machine's. */
   latencyUnshaped?: boolean;
+  /** The target applied latlab's latency model (wording.ts modelledLabel): differences are the model's; the label. */
+  modelled?: string;
   /** Name the variant and baseline too: two comparisons would otherwise read the same. */
   nameVariants?: boolean;
 }
@@ -92,9 +96,13 @@ function verdictSentence(results: Pick<Results, "variants" | "measurements">, c:
   const unemulated = (context.notEmulated ?? []).filter((k) => JSON.stringify(v[k]) !== JSON.stringify(b[k]));
   const caveat = unemulated.length
     ? ` ${unemulated.join(", ")} is not emulated on this target: this difference is noise here, not a finding.`
-    : context.latencyUnshaped
-      ? " Latency was not shaped on this target (no netem): the difference is this machine's, not the cloud's."
-      : "";
+    : context.modelled
+      ? ` ${sentence(context.modelled)}`
+      : context.latencyUnshaped
+        ? ` ${UNSHAPED_CAVEAT}`
+        : "";
+  // The model's answer is one whether it finds a difference or none: said with both.
+  const modelledNoDifference = !unemulated.length && context.modelled ? caveat : "";
   const base = { variant: c.variant, baseline: c.baseline, measure: c.measure, pair: c.pair };
   const d = c.diffMean;
   if (!d) {
@@ -105,7 +113,7 @@ function verdictSentence(results: Pick<Results, "variants" | "measurements">, c:
   const ci = `95 % CI [${fmt(d.ci95[0])}, ${fmt(d.ci95[1])}] ${u}`;
   const p = d.welch ? `, Welch p = ${formatP(d.welch.p)}` : "";
   if (d.ci95[0] <= 0 && d.ci95[1] >= 0) {
-    return { ...base, finding: "no clear difference", text: `${head}: no clear difference — Δ ${signed(d.estimate)} ${u}${pct}, ${ci} includes 0, ${overWords(c)}${p}.` };
+    return { ...base, finding: "no clear difference", text: `${head}: no clear difference — Δ ${signed(d.estimate)} ${u}${pct}, ${ci} includes 0, ${overWords(c)}${p}.${modelledNoDifference}` };
   }
   const finding = d.estimate < 0 ? "lower" : "higher";
   return { ...base, finding, text: `${head}: ${finding} by ${fmt(Math.abs(d.estimate))} ${u}${pct}, ${ci}, ${overWords(c)}${p}.${caveat}` };
@@ -125,21 +133,27 @@ export function changeLabelsClash(results: Pick<Results, "variants" | "compariso
 /**
  * A row's verdict as a table cell: "baseline" on a baseline's row, the finding on a compared row
  * ("*" when it has a caveat — a PPG not Aligned, a baseline in another wave, a difference in what
- * the target does not emulate — the caveat returned for a note under the table), else "—".
+ * the target does not emulate, latency not shaped — the caveat returned for a note under the
+ * table), else "—". On a run whose target applied latlab's latency model, a finding reads
+ * "(modelled)" and its note says whose model it is (wording.ts modelledLabel).
  */
-export function verdictCell(results: Pick<Results, "variants" | "measurements" | "environment">, variant: Pick<Results["variants"][number], "id" | "baseline">, c: Comparison | undefined, labels: Map<number, string>, multiPair: boolean): { cell: string; caveat?: string } {
+export function verdictCell(results: Pick<Results, "variants" | "measurements" | "environment" | "target">, variant: Pick<Results["variants"][number], "id" | "baseline">, c: Comparison | undefined, labels: Map<number, string>, multiPair: boolean): { cell: string; caveat?: string } {
   if (!c) return { cell: variant.baseline === variant.id ? "baseline" : "—" };
   const v = verdictOf(results, c, labels, multiPair);
   const axesOf = (id: string) => results.variants.find((x) => x.id === id)?.axes ?? {};
   const unemulated = notEmulatedAxes(results).filter((k) => JSON.stringify(axesOf(c.variant)[k]) !== JSON.stringify(axesOf(c.baseline)[k]));
   // The same caveats as the report's verdict sentences (verdictOf): a marked cell, not a bare "lower".
+  const modelled = !unemulated.length && v.finding !== "no CI" ? modelledLabel(results) : undefined;
   const noise = unemulated.length
     ? `${unemulated.join(", ")} is not emulated on this target: this difference is noise here, not a finding.`
-    : results.environment.shaping.latency === "unavailable" && (v.finding === "lower" || v.finding === "higher")
-      ? "Latency was not shaped on this target (no netem): the difference is this machine's, not the cloud's."
-      : undefined;
+    : modelled
+      ? sentence(modelled)
+      : results.environment.shaping.latency === "unavailable" && (v.finding === "lower" || v.finding === "higher")
+        ? UNSHAPED_CAVEAT
+        : undefined;
+  const finding = modelled ? `${v.finding} (modelled)` : v.finding;
   const caveat = [noise, v.placement, v.waves].filter(Boolean).join(" ");
-  return caveat ? { cell: `${v.finding} *`, caveat } : { cell: v.finding };
+  return caveat ? { cell: `${finding} *`, caveat } : { cell: finding };
 }
 
 /** Every comparison's verdict, in the results' order. */
@@ -150,6 +164,7 @@ export function verdicts(results: Pick<Results, "variants" | "measurements" | "c
   const context: VerdictContext = {
     notEmulated: notEmulatedAxes(results as Results),
     latencyUnshaped: results.environment.shaping.latency === "unavailable",
+    ...(modelledLabel(results) ? { modelled: modelledLabel(results)! } : {}),
     nameVariants: changeLabelsClash(results),
   };
   return results.comparisons.map((c) => verdictOf(results, c, labels, (pairsOf.get(c.measure)?.size ?? 0) > 1, context));

@@ -144,6 +144,24 @@ export function notEmulatedNote(results: Pick<Results, "variants" | "target">): 
   return axes.length ? `not emulated on ${results.target}: ${axes.join(", ")} — differences between variants that differ only in these are noise here, not findings` : undefined;
 }
 
+/** Said of a difference on a target that could not shape latency (no netem, and no delay line: its packages missing). */
+export const UNSHAPED_CAVEAT = "Latency was not shaped on this target (no netem, no delay line): the difference is this machine's, not the cloud's.";
+export const MODELLED_LOCAL = "modelled: the local target applies latlab's latency model (sources in results.json); not a finding about Azure";
+export const MODELLED_REHEARSAL =
+  "modelled: the rehearsal applies latlab's latency model between the emulator's VMs by their placement in ARM (sources in results.json); the shape of the answer, not measured on Azure";
+
+/**
+ * The label of a run's differences when the target applied latlab's latency model between its
+ * hosts (results.json's shaping.latency "applied", netem or the delay line): they are the
+ * model's. Keyed on what the run recorded: the local target, or any other target that applied
+ * latency — Azure itself never does ("not-applicable"), so that is a rehearsal on the emulator.
+ * Undefined when latency was not applied.
+ */
+export function modelledLabel(results: Pick<Results, "target" | "environment">): string | undefined {
+  if (results.environment.shaping.latency !== "applied") return undefined;
+  return results.target === "local" ? MODELLED_LOCAL : MODELLED_REHEARSAL;
+}
+
 /** "teardown: ok", or its status and errors. */
 export const teardownLine = (results: Pick<Results, "teardown">) =>
   `teardown: ${results.teardown.status}${results.teardown.errors.length ? ` — ${results.teardown.errors.join("; ")}` : ""}`;

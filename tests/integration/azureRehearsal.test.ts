@@ -109,8 +109,17 @@ describe("rehearsal of every experiment through the real Pulumi engine", () => {
       expect(run.results.environment.facts.target).toContain("rehearsal");
       expect(run.results.environment.facts.pulumiCli).toMatch(/^\d+\.\d+\.\d+/);
       expect(run.results.environment.shaping.note).toMatch(/^rehearsal:/);
-      // Whatever the experiment varies is said to be noise here: nothing of Azure's placement is emulated.
-      expect(run.stdout).toMatch(/not emulated on azure: (accelnet|availabilitySet|ppg|region|size|zone)(, (accelnet|availabilitySet|ppg|region|size|zone))* — differences between variants that differ only in these are noise here, not findings/);
+      // latlab's latency model between the VMs by their placement in ARM (fabric/vmShaping.ts), by netem or
+      // the delay line, said to be the model's; sizes (no bandwidth model) stay noise here.
+      expect(run.results.environment.shaping).toMatchObject({ latency: "applied", mechanism: expect.stringMatching(/^(netem|delay-line)$/) });
+      expect(run.results.environment.shaping.note).toMatch(/; latency: applied \(modelled, (netem|delay line)[^)]*\)+ — latlab's latency model between the VMs by their placement in ARM/);
+      expect(run.stdout).toMatch(/not emulated on azure: size — differences between variants that differ only in these are noise here, not findings/);
+      if (experiment === "ppg-vs-zone") {
+        // The shape of the answer, labelled modelled: one zone vs one PPG, Accelerated Networking on.
+        expect(run.results.environment.shaping.model?.map((m) => [m.pathKind, m.accelnet]).sort()).toEqual([["same-ppg", true], ["same-zone", true]]);
+        expect(run.stdout).toMatch(/│ ppg=true +│ sockperf[^\n]*\(modelled\) \* *│/);
+        expect(run.stdout).toContain("* ppg=true sockperf: Modelled: the rehearsal applies latlab's latency model between the emulator's VMs by their placement in ARM");
+      }
       // Hosts answered the probe from IMDS: the region and zone ARM was asked for.
       for (const v of run.results.variants) for (const h of v.hosts) expect(h.actual).toMatchObject({ region: h.region, zone: h.zone });
       // Placement evidence, read from the emulator's ARM after the deploy: each VM's instance view, each PPG Aligned.

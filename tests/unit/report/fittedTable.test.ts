@@ -48,7 +48,7 @@ describe("the table fitted to the terminal", () => {
     // This run's kernel had no netem: a difference found is this machine's, marked and said under the table.
     expect(results.environment.shaping.latency).toBe("unavailable");
     expect(candidate.map((r) => r[6])).toEqual(["lower *", "lower *", "no CI"]);
-    expect(lines.join(" ").replace(/\s+/g, " ")).toContain("* ppg=true ping: Latency was not shaped on this target (no netem): the difference is this machine's, not the cloud's.");
+    expect(lines.join(" ").replace(/\s+/g, " ")).toContain("* ppg=true ping: Latency was not shaped on this target (no netem, no delay line): the difference is this machine's, not the cloud's.");
     // Δ and its CI are the comparison's, over what the line under the table says.
     const ping = results.comparisons.find((c) => c.tool === "ping")!;
     expect(lines.join(" ")).toContain(`${ping.diffMean!.estimate.toFixed(1)} [${ping.diffMean!.ci95[0].toFixed(1)},`);

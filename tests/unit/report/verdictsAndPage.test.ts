@@ -72,7 +72,7 @@ describe("verdicts", () => {
     const unemulated = variants.map((x) => ({ ...x, hosts: [host({ accelnet: x.axes.accelnet, actual: { accelnetEmulated: false } })] }));
     expect(verdicts({ ...run.results, variants: unemulated, comparisons })[0]!.text).toMatch(/accelnet is not emulated on this target: this difference is noise here, not a finding\.$/);
     const unshaped = { ...run.results, environment: { ...run.results.environment, shaping: { ...run.results.environment.shaping, latency: "unavailable" as const } } };
-    expect(verdicts(unshaped)[0]!.text).toMatch(/Latency was not shaped on this target \(no netem\): the difference is this machine's, not the cloud's\.$/);
+    expect(verdicts(unshaped)[0]!.text).toMatch(/Latency was not shaped on this target \(no netem, no delay line\): the difference is this machine's, not the cloud's\.$/);
   });
 
   it("names the axes that differ, or the variant ids", () => {

@@ -4,6 +4,7 @@ import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { ShapingStatus } from "../../../results/schema.ts";
 import type { ExecFn } from "../../local/exec.ts";
 import { startArmServer, type ArmServer } from "./arm/armServer.ts";
 import { Cloud, type CloudSnapshot, type OperationLogEntry } from "./arm/cloud.ts";
@@ -11,6 +12,8 @@ import type { Fault } from "./arm/faults.ts";
 import { CapacitySchema, withSubscriptionLimits, type Capacity } from "./arm/subscriptionCapacity.ts";
 import { createTypeRules, TYPES } from "./arm/typeRules.ts";
 import { Fabric } from "./fabric/fabric.ts";
+import type { ShapingFunctions } from "./fabric/vmShaping.ts";
+import { rehearsalShapingStatus } from "./rehearsalShaping.ts";
 import { ALLOWED_VNET_SPACE } from "./fabric/vnetRuleset.ts";
 import { validateArmBodyForArmType } from "./spec/armSpec.ts";
 import { bootVm, stopVm } from "./vm/bootVm.ts";
@@ -60,6 +63,8 @@ export interface EmulatorOptions {
   delays?: Readonly<Record<string, number>>;
   log?: (message: string) => void;
   exec?: ExecFn;
+  /** How latency is detected and applied between the VMs (default: the local target's). */
+  shaping?: ShapingFunctions;
 }
 
 export interface RunningEmulator {
@@ -78,6 +83,8 @@ export interface RunningEmulator {
   /** Environment for the Pulumi CLI: the plugin first on PATH, the socket. */
   env(base?: NodeJS.ProcessEnv): Record<string, string>;
   operations(): readonly OperationLogEntry[];
+  /** The latency shaping between the VMs now, as results.json records it (rehearsalShaping.ts). */
+  shaping(): ShapingStatus;
   /**
    * Stops serving and removes everything still there. `leftInArm` lists the resources ARM still
    * held (what a destroy missed); `errors` also names them, and what could not be removed.
@@ -112,6 +119,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     stateDir: home,
     exec: options.exec,
     log,
+    ...(options.shaping ? { shaping: options.shaping } : {}),
     vms: {
       async boot(request) {
         await bootVm({ ...request, ...(options.exec ? { exec: options.exec } : {}) });
@@ -194,6 +202,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       };
     },
     operations: () => cloud.log,
+    shaping: () => rehearsalShapingStatus(fabric.shapingState()),
     stop(stopOptions = {}) {
       stopped ??= (async () => {
         await server.close();

@@ -115,6 +115,8 @@ function rehearsalOf(emulator: RunningEmulator, runDir: string, readyTimeoutSeco
     env: emulator.env(),
     readyTimeoutSeconds,
     owns: (address) => emulator.owns(address),
+    // Read once the VMs are up: the latency model between them, or why there is none.
+    shaping: () => emulator.shaping(),
     groups: {
       async tags(name) {
         const g = await client.get(`/subscriptions/${emulator.subscription}/resourceGroups/${name}`, API_VERSIONS.resources);

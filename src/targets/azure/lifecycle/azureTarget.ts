@@ -49,6 +49,8 @@ export interface Rehearsal {
   readPlacement?: PlacementReader;
   /** Stops the emulator. Anything still in its ARM state (what a destroy missed) is an error, and is removed. */
   stop(): Promise<{ errors: string[]; removed: string[] }>;
+  /** The latency shaping between its VMs once they are up (the model by their placement in ARM); absent: none (REHEARSAL_SHAPING). */
+  shaping?(): ShapingStatus;
 }
 export type RehearsalFactory = (runDir: string, log: (message: string) => void) => Promise<Rehearsal>;
 
@@ -498,11 +500,15 @@ export class AzureTarget implements Target {
     if (readPlacement) await attachPlacement(plan, outputs, hosts, readPlacement, log);
     if (signal.aborted) throw interrupted();
     // The emulator's VMs have no Accelerated Networking VF and no size's bandwidth: say so next to what the probe finds.
+    const shaping = s.rehearsal ? (s.rehearsal.shaping?.() ?? REHEARSAL_SHAPING) : AZURE_SHAPING;
     if (s.rehearsal) {
       for (const h of hosts) {
         // Nor placement: every VM of a VNet hangs off the same kind of bridge, whatever its zone, PPG or
-        // availability set, and regions differ by a link, not a distance. Differences are noise here.
-        Object.assign(h.actual, { accelnetEmulated: false, sizeEmulated: false, ppgEmulated: false, zoneEmulated: false, regionEmulated: false, availabilitySetEmulated: false });
+        // availability set, and regions differ by a link, not a distance. Differences are noise here —
+        // unless the emulator applied latlab's latency model by placement and Accelerated Networking:
+        // then they are the model's, and the report labels them modelled. Sizes stay unemulated.
+        const modelled = shaping.latency === "applied";
+        Object.assign(h.actual, modelled ? { sizeEmulated: false } : { accelnetEmulated: false, sizeEmulated: false, ppgEmulated: false, zoneEmulated: false, regionEmulated: false, availabilitySetEmulated: false });
         if (h.ready) h.ready.timeoutSeconds = s.rehearsal.readyTimeoutSeconds;
       }
     }
@@ -511,7 +517,7 @@ export class AzureTarget implements Target {
     log(`azure: ${hosts.length} hosts up in resource group ${outputs.resourceGroup}`);
     return {
       hosts,
-      shaping: s.rehearsal ? REHEARSAL_SHAPING : AZURE_SHAPING,
+      shaping,
       facts: {
         ...(s.rehearsal ? s.rehearsal.facts : {}),
         target: s.rehearsal ? "azure (rehearsal: latlab's emulator on this machine)" : "azure",

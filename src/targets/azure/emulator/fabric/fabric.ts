@@ -6,7 +6,9 @@ import { killNamespaceProcesses, namespacePids } from "../../../local/network/na
 import type { CloudView, StoredResource } from "../arm/cloud.ts";
 import type { FaultBook } from "../arm/faults.ts";
 import { nicIpConfig, subnetPrefix, TYPES, vnetPrefixes, type NetworkAllocator, type VmHooks } from "../arm/typeRules.ts";
+import { primaryNicOf, vmPlacementOf, type VmPlacement } from "./latencyPlacement.ts";
 import { nsgRuleset, nsgRulesOf } from "./nsgRuleset.ts";
+import { VmShaping, type ShapingFunctions, type VmShapingState } from "./vmShaping.ts";
 import { ALLOWED_VNET_SPACE, fabricNames, macForLink, natRuleset, PUBLIC_POOL_SPACE, subnetGateway, vnetTransit, type FabricNames, type NatEntry } from "./vnetRuleset.ts";
 
 /**
@@ -15,7 +17,9 @@ import { ALLOWED_VNET_SPACE, fabricNames, macForLink, natRuleset, PUBLIC_POOL_SP
  * a VM becomes a namespace on its subnet's bridge in which a host boots (../vm). `sync()`
  * brings the kernel in line with ARM's state after every change — it creates what is missing
  * and removes what ARM no longer has — so a wrong NSG rule or a missing peering breaks traffic
- * here as it would on Azure.
+ * here as it would on Azure. Between the VMs it has booted, it applies latlab's latency model by
+ * their placement in ARM (latencyPlacement.ts, vmShaping.ts): a rehearsal shows the shape of the
+ * answer, modelled, not measured on Azure.
  */
 
 export interface VmBootRequest {
@@ -43,7 +47,12 @@ export interface FabricOptions {
   vms: VmRuntime;
   exec?: ExecFn;
   log?: (message: string) => void;
+  /** How latency is detected and applied (default: the local target's, network/latencyShaping.ts). */
+  shaping?: ShapingFunctions;
 }
+
+/** The data interface of a VM's namespace (its NIC). */
+const VM_DEV = "eth0";
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const props = (r: StoredResource): Record<string, unknown> => (isRecord(r.body.properties) ? r.body.properties : {});
@@ -102,6 +111,11 @@ export class Fabric implements NetworkAllocator, VmHooks {
   /** Last ruleset applied per namespace and table: unchanged text is not applied again. */
   private readonly applied = new Map<string, string>();
   private readonly inetRoutes = new Map<string, string>();
+  /** VMs whose host this fabric booted (by ARM key): the ones latency is shaped between. */
+  private readonly booted = new Map<string, string>();
+  private readonly shaping: VmShaping;
+  /** ARM's state as the last sync saw it (a live view: the emulator's Cloud); stopVm is given none. */
+  private lastView?: CloudView;
 
   private readonly options: FabricOptions;
 
@@ -109,6 +123,18 @@ export class Fabric implements NetworkAllocator, VmHooks {
     this.options = options;
     this.names = fabricNames(options.short);
     this.exec = options.exec ?? execCommand;
+    this.shaping = new VmShaping({
+      exec: this.exec,
+      probeNamespace: `az${options.short}-probe`,
+      logDir: join(options.stateDir, "shaping"),
+      log: (m) => this.options.log?.(m),
+      ...(options.shaping ? { functions: options.shaping } : {}),
+    });
+  }
+
+  /** How latency is shaped between the VMs now (the rehearsal's results.json says it). */
+  shapingState(): VmShapingState {
+    return this.shaping.state();
   }
 
   private log(m: string) {
@@ -257,6 +283,7 @@ export class Fabric implements NetworkAllocator, VmHooks {
   }
 
   private async syncNow(view: CloudView): Promise<void> {
+    this.lastView = view;
     const present = new Set(await this.namespaces());
     const vnets = view.all(TYPES.vnet).filter((v) => v.state !== "Deleting");
     const vnetBySeq = new Map(vnets.map((v) => [v.seq, v]));
@@ -356,6 +383,22 @@ export class Fabric implements NetworkAllocator, VmHooks {
         this.applied.delete(`${ns}/nat`);
       }
     }
+
+    // Latency between the booted VMs: re-applied only when they or their placement changed.
+    await this.reshape(view);
+  }
+
+  /** Applies the latency model between the VMs this fabric booted that ARM still has running. */
+  private async reshape(view: CloudView): Promise<void> {
+    const placements: VmPlacement[] = [];
+    for (const vm of view.all(TYPES.vm)) {
+      const ns = this.booted.get(vm.key);
+      if (!ns || vm.state === "Deleting") continue;
+      const p = vmPlacementOf(vm, view, ns, VM_DEV);
+      if ("problem" in p) this.log(`latency model: ${p.problem}; not shaped`);
+      else placements.push(p);
+    }
+    await this.shaping.reapply(placements);
   }
 
   private peeredSpace(vnet: StoredResource, view: CloudView, vnets: StoredResource[]): string[] {
@@ -404,11 +447,7 @@ export class Fabric implements NetworkAllocator, VmHooks {
   }
 
   private primaryNic(vm: StoredResource, view: CloudView): StoredResource | undefined {
-    const refs = isRecord(props(vm).networkProfile) && Array.isArray((props(vm).networkProfile as Record<string, unknown>).networkInterfaces)
-      ? ((props(vm).networkProfile as Record<string, unknown>).networkInterfaces as unknown[]).filter(isRecord)
-      : [];
-    const primary = refs.find((r) => isRecord(r.properties) && r.properties.primary === true) ?? refs[0];
-    return refId(primary) ? view.get(refId(primary)!) : undefined;
+    return primaryNicOf(vm, view);
   }
 
   private vnetOfNic(nic: StoredResource, view: CloudView): StoredResource | undefined {
@@ -471,12 +510,19 @@ export class Fabric implements NetworkAllocator, VmHooks {
       imds: imdsDocuments(vm, nic, view),
       ...(never ? { faults: { neverReady: true } } : {}),
     });
+    // The host is up: the model between it and the other VMs, before ARM reports the VM created.
+    this.booted.set(vm.key, ns);
+    await this.serialized(() => this.reshape(view));
   }
 
   async stopVm(vm: StoredResource): Promise<void> {
     const ns = this.names.vm(vm.seq);
     const stateDir = typeof vm.runtime.stateDir === "string" ? vm.runtime.stateDir : join(this.options.stateDir, "vms", `vm${vm.seq}`);
     await this.serialized(async () => {
+      // Its shaping first: the delay line's helper of its namespace goes before the namespace does.
+      const view = this.booted.has(vm.key) ? this.lastView : undefined;
+      this.booted.delete(vm.key);
+      if (view) await this.reshape(view);
       const report = await this.options.vms.stop(ns, stateDir);
       if ((await this.namespaces()).includes(ns)) {
         const r = await this.exec(["ip", "netns", "del", ns]);
@@ -495,6 +541,11 @@ export class Fabric implements NetworkAllocator, VmHooks {
     return this.serialized(async () => {
       const errors: string[] = [];
       const removed: string[] = [];
+      // The shaping's helpers before the VMs' namespaces they run in.
+      const shaping = await this.shaping.stop();
+      errors.push(...shaping.errors);
+      removed.push(...shaping.removed);
+      this.booted.clear();
       const prefix = `az${this.options.short}-`;
       const ours = (await this.namespaces().catch(() => [] as string[])).filter((n) => n.startsWith(prefix));
       for (const ns of ours.filter((n) => n.includes("-vm"))) {
