@@ -41,6 +41,9 @@ await reportSizeBench();
 const { harnessPerturbationBench } = await import("./harnessPerturbation.ts");
 await harnessPerturbationBench();
 
+const { shapingErrorBench } = await import("./shapingError.ts");
+await shapingErrorBench();
+
 // Last: a whole run (~40 s), after the harness figure above.
 const { runOverheadBench } = await import("./runOverhead.ts");
 await runOverheadBench();
