@@ -1,6 +1,6 @@
 import type { PathKind } from "../../../plan/types.ts";
 import type { ExecFn } from "../exec.ts";
-import { modelRtt } from "../model/latencyModel.ts";
+import { modelRtt, type LatencyModelEntry } from "../model/latencyModel.ts";
 import { oneWaySpread, rttDistribution, type ShiftedLognormal } from "../model/latencySpread.ts";
 import { DEFAULT_NETEM_TABLE_DIR, netemDelayArgs } from "./netemDistribution.ts";
 import { pathKindBetween } from "./topology.ts";
@@ -43,18 +43,26 @@ export function peerDelays(host: TopoHost, peers: readonly TopoHost[]): PeerDela
     .map((p) => {
       const pathKind = pathKindBetween(host.spec, p.spec);
       const m = modelRtt(pathKind, host.spec.accelnet, p.spec.accelnet, [host.spec.region, p.spec.region]);
-      const rtt = rttDistribution(m.rttUs, m.spread);
-      const delay: PeerDelay = {
-        peerRole: p.role,
-        address: p.dataAddress,
-        publicAddress: p.publicAddress,
-        pathKind,
-        rttUs: m.rttUs,
-        egressDelayUs: Math.round(m.rttUs / 2),
-      };
-      if (rtt) delay.egressSpread = oneWaySpread(rtt);
-      return delay;
+      return peerDelayOf(m, { role: p.role, address: p.dataAddress, publicAddress: p.publicAddress });
     });
+}
+
+/**
+ * One end's delay towards a peer from the model's entry for the pair: half the round trip each
+ * way, and each end's share of its spread. The local target's hosts and the emulator's VMs alike.
+ */
+export function peerDelayOf(m: LatencyModelEntry, peer: { role: string; address: string; publicAddress?: string | undefined }): PeerDelay {
+  const rtt = rttDistribution(m.rttUs, m.spread);
+  const delay: PeerDelay = {
+    peerRole: peer.role,
+    address: peer.address,
+    ...(peer.publicAddress !== undefined ? { publicAddress: peer.publicAddress } : {}),
+    pathKind: m.pathKind,
+    rttUs: m.rttUs,
+    egressDelayUs: Math.round(m.rttUs / 2),
+  };
+  if (rtt) delay.egressSpread = oneWaySpread(rtt);
+  return delay;
 }
 
 /** Bytes of burst for a tbf at `mbit`: 4 ms of traffic, at least 64 KiB (GSO-sized packets). */

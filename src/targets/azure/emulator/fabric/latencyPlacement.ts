@@ -2,9 +2,8 @@ import { ZoneSchema } from "../../../../dsl/placement.ts";
 import type { ResolvedHost } from "../../../../dsl/placement.ts";
 import type { PathKind } from "../../../../plan/types.ts";
 import { modelRtt, type LatencyModelEntry } from "../../../local/model/latencyModel.ts";
-import { oneWaySpread, rttDistribution } from "../../../local/model/latencySpread.ts";
 import type { HostShaping } from "../../../local/network/latencyShaping.ts";
-import type { PeerDelay } from "../../../local/network/shaping.ts";
+import { peerDelayOf, type PeerDelay } from "../../../local/network/shaping.ts";
 import { pathKindBetween } from "../../../local/network/topology.ts";
 import type { CloudView, StoredResource } from "../arm/cloud.ts";
 import { idKey } from "../arm/resourceId.ts";
@@ -116,22 +115,7 @@ export function vmModelRtt(a: VmPlacement, b: VmPlacement): LatencyModelEntry {
  * pair's RTT too: the model has no figure of its own for it).
  */
 export function vmPeerDelays(host: VmPlacement, all: readonly VmPlacement[]): PeerDelay[] {
-  return all
-    .filter((p) => p.vmKey !== host.vmKey)
-    .map((p) => {
-      const m = vmModelRtt(host, p);
-      const rtt = rttDistribution(m.rttUs, m.spread);
-      const delay: PeerDelay = {
-        peerRole: p.vmName,
-        address: p.privateAddress,
-        ...(p.publicAddress ? { publicAddress: p.publicAddress } : {}),
-        pathKind: m.pathKind,
-        rttUs: m.rttUs,
-        egressDelayUs: Math.round(m.rttUs / 2),
-      };
-      if (rtt) delay.egressSpread = oneWaySpread(rtt);
-      return delay;
-    });
+  return all.filter((p) => p.vmKey !== host.vmKey).map((p) => peerDelayOf(vmModelRtt(host, p), { role: p.vmName, address: p.privateAddress, publicAddress: p.publicAddress }));
 }
 
 /** What applyShaping takes for a set of VMs: each VM's namespace and data interface, its peers, no cap (a rehearsal models latency only). */
