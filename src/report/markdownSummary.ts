@@ -8,7 +8,7 @@
 import type { Results } from "../results/schema.ts";
 import type { Summary } from "../results/summary.ts";
 import { summarizeMany } from "../results/summarize.ts";
-import { changeCell, deltaCell, fmt, inferenceFooter, measureLabels, metricLabel, mismatchedHosts, notEmulatedNote, overLabel, pairOf, TAIL_HEADS, TAIL_NOTE, tailCells, teardownLine, unitLabel, unitsLabel, variantLabel } from "./wording.ts";
+import { changeCell, delayLineRunLine, deltaCell, fmt, inferenceFooter, measureLabels, metricLabel, mismatchedHosts, notEmulatedNote, overLabel, pairOf, TAIL_HEADS, TAIL_NOTE, tailCells, teardownLine, unitLabel, unitsLabel, variantLabel } from "./wording.ts";
 import { placementTable } from "./placementTable.ts";
 import { verdictCell } from "./verdicts.ts";
 import { comparisonCaveats } from "../results/comparisons.ts";
@@ -83,6 +83,8 @@ export function markdownSummary(results: Results, samplesOf: (cell: string) => n
   const acrossWaves = crossGroupWaveNote(results);
   if (acrossWaves) lines.push(`- ${acrossWaves}`);
   lines.push(`- ${results.environment.shaping.note}`);
+  const delayLine = delayLineRunLine(results);
+  if (delayLine) lines.push(`- ${delayLine}`);
   const notEmulated = notEmulatedNote(results);
   if (notEmulated) lines.push(`- ${notEmulated}`);
   for (const m of mismatchedHosts(results)) lines.push(`- placement not as asked: ${m}`);

@@ -19,6 +19,7 @@ import { crossGroupWaveNote } from "../results/waveRecords.ts";
 import { verdictCell } from "./verdicts.ts";
 import { placementTable } from "./placementTable.ts";
 import {
+  delayLineRunLine,
   changeCell,
   ciCell,
   deltaCell,
@@ -268,6 +269,8 @@ function notes(results: Results, rows: readonly Row[], samplesOf: (cellId: strin
   );
 
   lines.push(results.environment.shaping.note);
+  const delayLine = delayLineRunLine(results);
+  if (delayLine) lines.push(delayLine);
   const notEmulated = notEmulatedNote(results);
   if (notEmulated) lines.push(notEmulated);
   const mismatched = mismatchedHosts(results);

@@ -8,7 +8,7 @@ import type { Comparison, Results } from "../results/schema.ts";
 import { comparisonCaveats } from "../results/comparisons.ts";
 import { caveatSentence } from "../results/placement.ts";
 import { waveCaveatSentence } from "../results/waveRecords.ts";
-import { fmt, formatP, measureLabels, modelledLabel, notEmulatedAxes, UNSHAPED_CAVEAT, unitLabel } from "./wording.ts";
+import { BANDWIDTH_UNMODELLED_CAVEAT, emulatedTarget, fmt, formatP, HOPS_EMULATED_CAVEAT, measureLabels, modelledLabel, notEmulatedAxes, UNSHAPED_CAVEAT, unitLabel } from "./wording.ts";
 
 export interface Verdict {
   variant: string;
@@ -60,13 +60,37 @@ function pctOf(c: Comparison): number | undefined {
   return c.pctChangeMean;
 }
 
+/** What a run's caveats are read from: its target, shaping and hosts' records. */
+export type CaveatRun = Pick<Results, "variants" | "environment" | "target">;
+
+/**
+ * What a comparison's difference is on this run, said with its finding (the verdict sentence and
+ * the table cell alike), first that applies: noise — an axis the target does not emulate for this
+ * measure (notEmulatedAxes: Accelerated Networking's throughput where only its latency is
+ * modelled); the model's — modelledLabel, by measure; a throughput difference on latlab's hosts
+ * without both ends capped; a hop count of the emulated routing; latency not shaped at all.
+ */
+export function comparisonCaveat(run: CaveatRun, c: Comparison): { text: string; kind: "noise" | "modelled" | "machine" } | undefined {
+  const axesOf = (id: string) => run.variants.find((x) => x.id === id)?.axes ?? {};
+  const differ = (k: string) => JSON.stringify(axesOf(c.variant)[k]) !== JSON.stringify(axesOf(c.baseline)[k]);
+  const unemulated = notEmulatedAxes(run, c.metric).filter(differ);
+  if (unemulated.length) {
+    // Features modelled for latency only are not emulated for this measure: said as such.
+    const none = new Set(notEmulatedAxes(run));
+    const what = unemulated.map((k) => (none.has(k) ? k : `${k} (modelled for latency only)`)).join(", ");
+    return { kind: "noise", text: `${what} is not emulated on this target${unemulated.every((k) => none.has(k)) ? "" : ` for ${c.metric}`}: this difference is noise here, not a finding.` };
+  }
+  const modelled = modelledLabel(run, c);
+  if (modelled) return { kind: "modelled", text: sentence(modelled) };
+  if (emulatedTarget(run) && c.metric === "throughput") return { kind: "machine", text: BANDWIDTH_UNMODELLED_CAVEAT };
+  if (emulatedTarget(run) && c.metric === "hops") return { kind: "machine", text: HOPS_EMULATED_CAVEAT };
+  if (run.environment.shaping.latency === "unavailable") return { kind: "machine", text: UNSHAPED_CAVEAT };
+  return undefined;
+}
+
 export interface VerdictContext {
-  /** Axes the target does not emulate (wording.ts notEmulatedAxes). */
-  notEmulated?: readonly string[];
-  /** The target could not shape latency (no netem, no delay line): differences are this machine's. */
-  latencyUnshaped?: boolean;
-  /** The target applied latlab's latency model (wording.ts modelledLabel): differences are the model's; the label. */
-  modelled?: string;
+  /** The run the comparison is from (target, shaping, hosts): its caveat (comparisonCaveat); none without it. */
+  run?: CaveatRun;
   /** Name the variant and baseline too: two comparisons would otherwise read the same. */
   nameVariants?: boolean;
 }
@@ -91,18 +115,10 @@ function verdictSentence(results: Pick<Results, "variants" | "measurements">, c:
   const change = changeLabel(results, c.variant, c.baseline);
   const head = `${change}${context.nameVariants ? ` (${c.variant} vs ${c.baseline})` : ""}: ${what}`;
   // Said with any finding on a target where it cannot be the cloud's.
-  const v = results.variants.find((x) => x.id === c.variant)?.axes ?? {};
-  const b = results.variants.find((x) => x.id === c.baseline)?.axes ?? {};
-  const unemulated = (context.notEmulated ?? []).filter((k) => JSON.stringify(v[k]) !== JSON.stringify(b[k]));
-  const caveat = unemulated.length
-    ? ` ${unemulated.join(", ")} is not emulated on this target: this difference is noise here, not a finding.`
-    : context.modelled
-      ? ` ${sentence(context.modelled)}`
-      : context.latencyUnshaped
-        ? ` ${UNSHAPED_CAVEAT}`
-        : "";
+  const said = context.run ? comparisonCaveat(context.run, c) : undefined;
+  const caveat = said ? ` ${said.text}` : "";
   // The model's answer is one whether it finds a difference or none: said with both.
-  const modelledNoDifference = !unemulated.length && context.modelled ? caveat : "";
+  const modelledNoDifference = said?.kind === "modelled" ? caveat : "";
   const base = { variant: c.variant, baseline: c.baseline, measure: c.measure, pair: c.pair };
   const d = c.diffMean;
   if (!d) {
@@ -134,26 +150,20 @@ export function changeLabelsClash(results: Pick<Results, "variants" | "compariso
  * A row's verdict as a table cell: "baseline" on a baseline's row, the finding on a compared row
  * ("*" when it has a caveat — a PPG not Aligned, a baseline in another wave, a difference in what
  * the target does not emulate, latency not shaped — the caveat returned for a note under the
- * table), else "—". On a run whose target applied latlab's latency model, a finding reads
- * "(modelled)" and its note says whose model it is (wording.ts modelledLabel).
+ * table), else "—". Where latlab's model made the measure (wording.ts modelledLabel: an RTT with
+ * latency applied, a throughput capped on both ends), a finding reads "(modelled)" and its note
+ * says whose model it is.
  */
 export function verdictCell(results: Pick<Results, "variants" | "measurements" | "environment" | "target">, variant: Pick<Results["variants"][number], "id" | "baseline">, c: Comparison | undefined, labels: Map<number, string>, multiPair: boolean): { cell: string; caveat?: string } {
   if (!c) return { cell: variant.baseline === variant.id ? "baseline" : "—" };
   const v = verdictOf(results, c, labels, multiPair);
-  const axesOf = (id: string) => results.variants.find((x) => x.id === id)?.axes ?? {};
-  const unemulated = notEmulatedAxes(results).filter((k) => JSON.stringify(axesOf(c.variant)[k]) !== JSON.stringify(axesOf(c.baseline)[k]));
   // The same caveats as the report's verdict sentences (verdictOf): a marked cell, not a bare "lower".
-  const modelled = !unemulated.length && v.finding !== "no CI" ? modelledLabel(results) : undefined;
-  const noise = unemulated.length
-    ? `${unemulated.join(", ")} is not emulated on this target: this difference is noise here, not a finding.`
-    : modelled
-      ? sentence(modelled)
-      : results.environment.shaping.latency === "unavailable" && (v.finding === "lower" || v.finding === "higher")
-        ? UNSHAPED_CAVEAT
-        : undefined;
-  const finding = modelled ? `${v.finding} (modelled)` : v.finding;
+  const said = comparisonCaveat(results, c);
+  const finding = v.finding === "lower" || v.finding === "higher";
+  const noise = said?.kind === "noise" || (said?.kind === "modelled" && v.finding !== "no CI") || (said?.kind === "machine" && finding) ? said.text : undefined;
+  const cell = said?.kind === "modelled" && v.finding !== "no CI" ? `${v.finding} (modelled)` : v.finding;
   const caveat = [noise, v.placement, v.waves].filter(Boolean).join(" ");
-  return caveat ? { cell: `${finding} *`, caveat } : { cell: finding };
+  return caveat ? { cell: `${cell} *`, caveat } : { cell };
 }
 
 /** Every comparison's verdict, in the results' order. */
@@ -161,11 +171,6 @@ export function verdicts(results: Pick<Results, "variants" | "measurements" | "c
   const labels = measureLabels(results.measurements);
   const pairsOf = new Map<number, Set<string>>();
   for (const c of results.comparisons) pairsOf.set(c.measure, (pairsOf.get(c.measure) ?? new Set()).add(c.pair));
-  const context: VerdictContext = {
-    notEmulated: notEmulatedAxes(results as Results),
-    latencyUnshaped: results.environment.shaping.latency === "unavailable",
-    ...(modelledLabel(results) ? { modelled: modelledLabel(results)! } : {}),
-    nameVariants: changeLabelsClash(results),
-  };
+  const context: VerdictContext = { run: results, nameVariants: changeLabelsClash(results) };
   return results.comparisons.map((c) => verdictOf(results, c, labels, (pairsOf.get(c.measure)?.size ?? 0) > 1, context));
 }

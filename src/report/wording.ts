@@ -3,7 +3,7 @@
  * summary (markdownSummary.ts), report.html (html/) and the verdicts — so a figure, a label or a
  * caveat reads the same wherever a user meets it. Pure: no table layout here.
  */
-import type { Comparison, Measurement, Results } from "../results/schema.ts";
+import { LATENCY_ONLY, type Comparison, type Measurement, type Results } from "../results/schema.ts";
 import { TAIL_PERCENTILES, tailSupported, type Summary, type TailPercentile } from "../results/summary.ts";
 import { waveCaveatCell } from "../results/waveRecords.ts";
 
@@ -120,16 +120,19 @@ export function inferenceFooter(comparisons: readonly Compared[]): string[] {
 }
 
 /**
- * Host features a target records as not emulated (`actual.<field>Emulated: false`) that the
- * experiment varies or asks for: the reader must not take their effect from this target.
+ * The measures latlab's latency model shapes: round trips. A hop count is the target's routing
+ * (its routers per zone and region), not the latency model; throughput is the bandwidth caps'.
  */
-export function notEmulatedAxes(results: Pick<Results, "variants">): string[] {
+export const isLatencyMetric = (metric: string) => metric === "rtt";
+
+/** Host features whose `actual.<field>Emulated` is `value`, that the experiment varies or asks for. */
+function axesRecordedAs(results: Pick<Results, "variants">, value: unknown): string[] {
   const fields = new Set<string>();
   for (const v of results.variants) {
     for (const h of v.hosts) {
-      for (const [key, value] of Object.entries(h.actual)) {
+      for (const [key, recorded] of Object.entries(h.actual)) {
         const field = /^(\w+)Emulated$/.exec(key)?.[1];
-        if (!field || value !== false) continue;
+        if (!field || recorded !== value) continue;
         const asked = (h as Record<string, unknown>)[field];
         if (field in v.axes || (asked !== null && asked !== false && asked !== undefined)) fields.add(field);
       }
@@ -138,28 +141,104 @@ export function notEmulatedAxes(results: Pick<Results, "variants">): string[] {
   return [...fields].sort();
 }
 
-/** The caveat under every table when the target did not emulate what the variants differ in. */
+/**
+ * Host features a target records as not emulated (`actual.<field>Emulated: false`) that the
+ * experiment varies or asks for: the reader must not take their effect from this target. Given a
+ * measure's metric, also the features only whose latency is modelled (LATENCY_ONLY: Accelerated
+ * Networking where latency is applied) when the metric is not a latency: their throughput or hop
+ * count is not emulated either.
+ */
+export function notEmulatedAxes(results: Pick<Results, "variants">, metric?: string): string[] {
+  const none = axesRecordedAs(results, false);
+  if (metric === undefined || isLatencyMetric(metric)) return none;
+  return [...new Set([...none, ...axesRecordedAs(results, LATENCY_ONLY)])].sort();
+}
+
+/** Features whose latency alone is modelled on this target (LATENCY_ONLY), and not recorded as unemulated elsewhere. */
+export function latencyOnlyAxes(results: Pick<Results, "variants">): string[] {
+  const none = new Set(axesRecordedAs(results, false));
+  return axesRecordedAs(results, LATENCY_ONLY).filter((f) => !none.has(f));
+}
+
+/** The caveat under every table when the target did not emulate (all of) what the variants differ in. */
 export function notEmulatedNote(results: Pick<Results, "variants" | "target">): string | undefined {
   const axes = notEmulatedAxes(results);
-  return axes.length ? `not emulated on ${results.target}: ${axes.join(", ")} — differences between variants that differ only in these are noise here, not findings` : undefined;
+  const latencyOnly = latencyOnlyAxes(results);
+  const notes = [
+    ...(axes.length ? [`not emulated on ${results.target}: ${axes.join(", ")} — differences between variants that differ only in these are noise here, not findings`] : []),
+    ...(latencyOnly.length
+      ? [
+          `modelled for latency only on ${results.target}: ${latencyOnly.join(", ")} — RTT differences between variants that differ only in these are latlab's latency model's (Accelerated Networking: its per-RTT saving); nothing else of them (throughput, CPU) is emulated: other measures' differences are noise here`,
+        ]
+      : []),
+  ];
+  return notes.length ? notes.join("; ") : undefined;
 }
 
 /** Said of a difference on a target that could not shape latency (no netem, and no delay line: its packages missing). */
 export const UNSHAPED_CAVEAT = "Latency was not shaped on this target (no netem, no delay line): the difference is this machine's, not the cloud's.";
+/** Said of a throughput difference on latlab's own hosts where the pair's ends were not both capped at their size's bandwidth. */
+export const BANDWIDTH_UNMODELLED_CAVEAT = "Bandwidth was not modelled between these hosts (no size's cap on both ends): this throughput difference is this machine's, noise here, not a finding.";
+/** Said of a hop count's difference on latlab's own hosts (the local target, a rehearsal). */
+export const HOPS_EMULATED_CAVEAT = "Hop counts here are the emulated network's routers, not Azure's: not a finding about Azure.";
 export const MODELLED_LOCAL = "modelled: the local target applies latlab's latency model (sources in results.json); not a finding about Azure";
 export const MODELLED_REHEARSAL =
   "modelled: the rehearsal applies latlab's latency model between the emulator's VMs by their placement in ARM (sources in results.json); the shape of the answer, not measured on Azure";
+export const MODELLED_BANDWIDTH =
+  "modelled: both ends capped at their VM size's documented bandwidth (sources in results.json: each host's bandwidthNote); not a finding about Azure";
+
+/** Which differences a comparison is about: its metric, and the variants and pair it compares. */
+type Compares = Pick<Comparison, "metric" | "variant" | "baseline" | "pair">;
+
+/** The run's hosts are latlab's (the local target, or a rehearsal that applied the model): not Azure's network. */
+export const emulatedTarget = (results: Pick<Results, "target" | "environment">) => results.target === "local" || results.environment.shaping.latency === "applied";
 
 /**
- * The label of a run's differences when the target applied latlab's latency model between its
- * hosts (results.json's shaping.latency "applied", netem or the delay line): they are the
- * model's. Keyed on what the run recorded: the local target, or any other target that applied
- * latency — Azure itself never does ("not-applicable"), so that is a rehearsal on the emulator.
- * Undefined when latency was not applied.
+ * Whether the pair's ends had a bandwidth cap on both sides of the comparison (results.json's
+ * shaping.bandwidth "applied", and each host of the pair a bandwidthCapMbit in both variants).
  */
-export function modelledLabel(results: Pick<Results, "target" | "environment">): string | undefined {
+export function bandwidthModelled(results: Pick<Results, "environment" | "variants">, c: Compares): boolean {
+  if (results.environment.shaping.bandwidth !== "applied") return false;
+  const roles = c.pair.split("->");
+  const hosts = results.variants.filter((v) => v.id === c.variant || v.id === c.baseline).flatMap((v) => v.hosts.filter((h) => roles.includes(h.role)));
+  return hosts.length > 0 && hosts.every((h) => typeof h.actual.bandwidthCapMbit === "number");
+}
+
+/**
+ * The label of a run's differences that are latlab's model: a latency (RTT) measure where the
+ * target applied the latency model between its hosts (results.json's shaping.latency "applied",
+ * netem or the delay line) — the local target, or any other target that applied latency: Azure
+ * itself never does ("not-applicable"), so that is a rehearsal on the emulator; a throughput
+ * measure whose pair was capped at its sizes' bandwidth on both sides (the local target). Never a
+ * hop count (the emulated routing, not the model). Without a comparison: the latency label (the
+ * placement table's). Undefined when the model did not make the measure.
+ */
+export function modelledLabel(results: Pick<Results, "target" | "environment" | "variants">, c?: Compares): string | undefined {
+  if (c && c.metric === "throughput") return bandwidthModelled(results, c) ? MODELLED_BANDWIDTH : undefined;
+  if (c && !isLatencyMetric(c.metric)) return undefined;
   if (results.environment.shaping.latency !== "applied") return undefined;
   return results.target === "local" ? MODELLED_LOCAL : MODELLED_REHEARSAL;
+}
+
+/**
+ * What the delay line did with the run's own traffic (results.json's teardown.delayLine), beside
+ * the bring-up precision the shaping line states: that was measured on pings of an idle path.
+ * Undefined when the run had no delay line.
+ */
+export function delayLineRunLine(results: Pick<Results, "teardown">): string | undefined {
+  const d = results.teardown.delayLine;
+  if (!d) return undefined;
+  const drops = d.dropped === 0 ? (d.kernelDropsCounted ? "none dropped" : "none dropped that the helpers could count (the kernel's counts were not readable)") : `${d.dropped.toLocaleString("en-US")} dropped (kernel queue full ${d.droppedQueueFull}, not delivered ${d.droppedUndelivered}, helper full ${d.droppedHelperFull})`;
+  const missing = [
+    ...(d.unsummarized.length ? [`no summary from ${d.unsummarized.join(", ")} (killed or died: their packets are not counted)`] : []),
+    ...(d.failed.length ? [`stopped on an error: ${d.failed.join(", ")}`] : []),
+  ];
+  return (
+    `delay line during the run: ${d.released.toLocaleString("en-US")} packets released by ${d.helpers} helper(s), ${drops}; ` +
+    `release late by at most p50 ${Math.round(d.worstHelperLateP50Us)} µs, p99 ${Math.round(d.worstHelperLateP99Us)} µs (the worst helper's), max ${Math.round(d.lateMaxUs)} µs` +
+    (d.heldBehind ? `; ${d.heldBehind.toLocaleString("en-US")} held behind the packet ahead (no reordering), by up to ${Math.round(d.heldBehindMaxUs)} µs` : "") +
+    (missing.length ? `; ${missing.join("; ")}` : "")
+  );
 }
 
 /** "teardown: ok", or its status and errors. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ResolvedHostSchema } from "../dsl/placement.ts";
+import { DelayLineRunSummarySchema } from "./delayLineRecord.ts";
 import { AxisValueSchema, CellSchema, PathKindSchema } from "../plan/types.ts";
 import { SummarySchema } from "./summary.ts";
 import { HostPlacementSchema } from "./placement.ts";
@@ -96,10 +97,19 @@ export const TeardownReportSchema = z.object({
   removed: z.array(z.string()),
   /** Present when the teardown was handed over instead of finished (status is then "failed": it did not finish here). */
   handedOver: TeardownHandOverSchema.optional(),
+  /** The local target's delay line: what its helpers did with the run's traffic, read from their last words at teardown. */
+  delayLine: DelayLineRunSummarySchema.optional(),
 });
 export type TeardownReport = z.infer<typeof TeardownReportSchema>;
 
 const ActualValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+/**
+ * The value of a host's `actual.<feature>Emulated` when only the feature's latency is modelled
+ * (latlab's latency model applied between the hosts: Accelerated Networking's per-RTT saving) and
+ * nothing else of it — throughput, CPU — is emulated. `false`: not emulated at all (report/wording.ts).
+ */
+export const LATENCY_ONLY = "latency";
 
 export const HostRecordSchema = ResolvedHostSchema.extend({
   deployment: z.string(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { mergeDelayLineRuns } from "./delayLineRecord.ts";
 import type { Comparison, Measurement, Results, TeardownReport } from "./schema.ts";
 
 /**
@@ -50,13 +51,15 @@ export const WaveNoteSchema = z.object({
 });
 export type WaveNote = z.infer<typeof WaveNoteSchema>;
 
-/** Sums wave teardowns into the run's: failed if any failed; errors prefixed with their wave. */
+/** Sums wave teardowns into the run's: failed if any failed; errors prefixed with their wave; the delay line's helpers together. */
 export function mergeTeardown(so: TeardownReport, next: TeardownReport, prefix: string): TeardownReport {
   const errors = [...so.errors, ...next.errors.map((e) => `${prefix}${e}`)];
   const removed = [...so.removed, ...next.removed];
-  if (so.status === "not-started") return { status: next.status, errors, removed };
-  if (next.status === "not-started") return { status: so.status, errors, removed };
-  return { status: so.status === "failed" || next.status === "failed" ? "failed" : "ok", errors, removed };
+  const delayLine = mergeDelayLineRuns(so.delayLine, next.delayLine);
+  const rest = { errors, removed, ...(delayLine ? { delayLine } : {}) };
+  if (so.status === "not-started") return { status: next.status, ...rest };
+  if (next.status === "not-started") return { status: so.status, ...rest };
+  return { status: so.status === "failed" || next.status === "failed" ? "failed" : "ok", ...rest };
 }
 
 const list = (waves: readonly number[]) => waves.map((w) => w + 1).join(", ");

@@ -7,7 +7,7 @@
  * Builds namespaces: run under `flock /tmp/latlab-ns.lock`, like every test that does. Needs
  * Debian's gcc, libnetfilter-queue-dev and iptables (.ci/run installs them).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -77,10 +77,18 @@ describe("the delay line between two namespaces", () => {
     const [a] = helpers;
     if (!a) throw new Error("the first test started no helper");
     expect(await namespacePids(exec, ends[0].ns)).toContain(a.process.pid);
+    // The kernel's drop counts the summary reads: this kernel's nfnetlink_queue lines, as the helper parses them.
+    const proc = await must(["ip", "netns", "exec", ends[0].ns, "cat", "/proc/net/netfilter/nfnetlink_queue"], "nfnetlink_queue");
+    expect(proc.stdout.trim().split("\n").map((l) => l.trim().split(/\s+/).length)).toEqual([9]);
+    const copy = join(dir, "nfnetlink_queue");
+    writeFileSync(copy, proc.stdout);
+    expect((await must([a.argv[4]!, "--nfqueue-stats", copy, "0=1"], "nfqueue stats")).stdout.trim()).toBe("queue full 0, not delivered 0");
     for (const argv of removeDelayRuleCommands(ends[0].ns, "eth0")) await must(argv, "remove rule");
     const summary = await stopHelper(a);
-    // Both ping series' requests leave a, and only the delayed series' went through the queue.
-    expect(summary).toMatchObject({ dropped: 0 });
+    // Both ping series' requests leave a, and only the delayed series' went through the queue; the
+    // kernel's counts were read (0, not null), and it stopped because it was told to.
+    expect(summary).toMatchObject({ dropped: 0, droppedQueueFull: 0, droppedUndelivered: 0, droppedHelperFull: 0, failed: false });
+    expect(a.process.exit?.code).toBe(0);
     expect(summary!.released).toBeGreaterThanOrEqual(200);
     expect(await namespacePids(exec, ends[0].ns)).not.toContain(a.process.pid);
   });

@@ -65,6 +65,10 @@ describe("a local run through the delay line: same zone vs cross zone", () => {
     for (const v of results.variants) for (const h of v.hosts) expect(h.actual).toMatchObject({ latencyMechanism: "delay-line" });
     // Each helper's summary is in the run's log at teardown: every packet released, none dropped.
     expect(log.match(/delay line of \S+: released \d+ packets, dropped 0;/g)).toHaveLength(4);
+    // …and in results.json, all helpers together, with the kernel's own drop counts; said under the table.
+    expect(results.teardown.delayLine).toMatchObject({ helpers: 4, unsummarized: [], failed: [], dropped: 0, kernelDropsCounted: true });
+    expect(results.teardown.delayLine!.released).toBeGreaterThan(0);
+    expect(log.replace(/\s+/g, " ")).toMatch(/delay line during the run: [\d,]+ packets released by 4 helper\(s\), none dropped; release late by at most p50 \d+ µs, p99 \d+ µs/);
   });
 
   it("measures a p50 difference (cross − same zone) of the model's 575 µs, within the stated precision", () => {

@@ -15,6 +15,8 @@ import type { ExecFn } from "../../src/targets/local/exec.ts";
 import { DEFAULT_KEYS_ROOT, LocalTarget } from "../../src/targets/local/localTarget.ts";
 import { cidrContains, ipToInt, parseCidr, PUBLIC_NET, runNames } from "../../src/targets/local/network/names.ts";
 import { hostRecords } from "../../src/results/hostRecords.ts";
+import { LATENCY_ONLY } from "../../src/results/schema.ts";
+import { regionPairRtt } from "../../src/targets/local/model/latencyModel.ts";
 import type { Environment, HostEndpoint, TargetContext } from "../../src/targets/target.ts";
 
 function host(role: string, over: Partial<ResolvedHost> = {}): ResolvedHost {
@@ -245,7 +247,8 @@ describe("LocalTarget: five hosts, every path kind", () => {
     for (const planned of FIVE.deployments[0]?.hosts ?? []) {
       const a = byRole(planned.role).actual;
       expect({ region: a.region, zone: a.zone, ppg: a.ppg }).toEqual({ region: planned.region, zone: planned.zone, ppg: planned.ppg });
-      expect(a.accelnetEmulated).toBe(false);
+      // Accelerated Networking's latency is the model's where latency is applied (its row per pair); nothing else of it.
+      expect(a.accelnetEmulated).toBe(env.shaping.latency === "applied" ? LATENCY_ONLY : false);
       expect("accelnet" in a).toBe(false);
       expect(a.privateAddress).toBe(byRole(planned.role).privateAddress);
       expect(a.publicAddress).toBe(byRole(planned.role).publicAddress);
@@ -287,7 +290,10 @@ describe("LocalTarget: five hosts, every path kind", () => {
     expect(byRole("client").actual.bandwidthCapMbit).toBeNull();
     expect(await run(sessions.get("client") as NodeSSH, "tc qdisc show dev eth0")).not.toMatch(/tbf/);
     expect(env.shaping.bandwidth).toBe("applied");
-    expect(env.shaping.model?.length).toBe(10);
+    // The entries its pairs used, not the fixed table: the ukwest host's pairs take Microsoft's published uksouth↔ukwest figure, with its spread.
+    const westPair = regionPairRtt("uksouth", "ukwest");
+    expect(env.shaping.model).toContainEqual({ pathKind: "cross-region", accelnet: false, rttUs: westPair.rttUs, source: westPair.source, spread: westPair.spread });
+    expect(env.shaping.model!.map((m) => m.pathKind).sort()).toEqual(["cross-region", "cross-zone", "same-ppg", "same-zone"]);
     // The B1s hosts have no documented bandwidth: the note names them as uncapped, the capped server not.
     expect(env.shaping.note).toMatch(/UNCAPPED \(no bandwidth cap: no documented figure for the size.*\): d0-client \(Standard_B1s\), d0-zone1 \(Standard_B1s\), d0-zone2 \(Standard_B1s\), d0-west \(Standard_B1s\)/);
     expect(env.shaping.note).not.toMatch(/d0-server \(/);

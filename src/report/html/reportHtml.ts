@@ -6,7 +6,7 @@
  */
 import type { Results } from "../../results/schema.ts";
 import { seedSizeLines } from "../seedSizes.ts";
-import { fmt, formatP, notEmulatedAxes, overLabel, timingLine, unitLabel } from "../wording.ts";
+import { delayLineRunLine, fmt, formatP, notEmulatedNote, overLabel, timingLine, unitLabel } from "../wording.ts";
 import { placementTable } from "../placementTable.ts";
 import { comparisonCaveats } from "../../results/comparisons.ts";
 import { caveatCell } from "../../results/placement.ts";
@@ -146,7 +146,8 @@ export async function reportHtml(results: Results, charts: MeasureCharts[], labe
   const facts = results.environment.facts;
   const title = `${results.experiment.name} — latlab run ${results.runId}`;
   const list = verdicts(results);
-  const notEmulated = notEmulatedAxes(results);
+  // What the target did not emulate, and what it modelled for latency only (wording.ts notEmulatedNote).
+  const notEmulated = notEmulatedNote(results);
   const failed = results.measurements.filter((m) => m.status === "failed");
   const warned = results.measurements.filter((m) => m.warnings.length);
   const figures: string[] = [];
@@ -172,8 +173,9 @@ ${results.error ? `<p class="note">${escapeHtml(results.error)}</p>` : ""}
 <h2>Verdicts</h2>
 ${list.length ? `<ul class="verdicts">${list.map((v) => `<li class="verdict finding-${v.finding.replace(/ /g, "-")}${v.placement ? " placement-caveat" : ""}${v.waves ? " wave-caveat" : ""}" data-variant="${escapeHtml(v.variant)}" data-measure="${v.measure}" data-pair="${escapeHtml(v.pair)}">${escapeHtml(v.text)}</li>`).join("")}</ul>` : "<p>No comparisons to state.</p>"}
 ${list.some((v) => v.placement) ? `<p class="note">${list.filter((v) => v.placement).length} comparison(s) rest on a proximity placement group that ARM did not report Aligned: their verdicts, their rows in the comparison table and the placement evidence below say which.</p>` : ""}
-${notEmulated.length ? `<p class="note">Not emulated on ${escapeHtml(results.target)}: ${escapeHtml(notEmulated.join(", "))} — differences between variants that differ only in these are noise here, not findings.</p>` : ""}
+${notEmulated ? `<p class="note">${escapeHtml(notEmulated[0]!.toUpperCase() + notEmulated.slice(1))}.</p>` : ""}
 <p class="note">${escapeHtml(results.environment.shaping.note)}</p>
+${delayLineRunLine(results) ? `<p class="note">${escapeHtml(delayLineRunLine(results)!)}</p>` : ""}
 ${list.some((v) => v.waves) ? `<p class="note">${list.filter((v) => v.waves).length} comparison(s) are FLAGGED: the baseline ran only in another wave than the candidate (other hosts, another time); their verdicts, their rows in the comparison table ("over") and the Waves section say which.</p>` : ""}
 <h2>Comparisons</h2>
 ${comparisonTableHtml(results, labels)}

@@ -4,11 +4,12 @@ import { readSavedEnvironment, saveEnvironment, type SavedEnvironment } from "./
 import { release, tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import type { Plan } from "../../plan/types.ts";
-import type { ShapingStatus, TeardownReport } from "../../results/schema.ts";
+import { LATENCY_ONLY, type ShapingStatus, type TeardownReport } from "../../results/schema.ts";
 import type { Environment, HostCheck, HostEndpoint, Target, TargetContext } from "../target.ts";
 import { CommandError, execCommand, formatArgv, mustExec, spawnDetached } from "./exec.ts";
 import type { DetachedProcess, ExecFn } from "./exec.ts";
-import { bandwidthForSize, LATENCY_MODEL } from "./model/latencyModel.ts";
+import { bandwidthForSize } from "./model/latencyModel.ts";
+import { deploymentModelEntries } from "./model/modelEntries.ts";
 import type { BandwidthLookup } from "./model/latencyModel.ts";
 import {
   DATA_NET,
@@ -38,6 +39,7 @@ import { NO_NETEM_NOTE, peerDelays } from "./network/shaping.ts";
 import { applyShaping, delayLineLogPath, detectShapingSupport, shapingSupportLine } from "./network/latencyShaping.ts";
 import type { AppliedShaping, HostShaping, ShapingSupport } from "./network/latencyShaping.ts";
 import { HELPER_NAME } from "./delayLine/build.ts";
+import { summarizeDelayLineRun, type DelayLineHelperRecord, type DelayLineRunSummary } from "../../results/delayLineRecord.ts";
 import { parseHelperSummary } from "./delayLine/helperProcess.ts";
 import { namespacePids } from "./network/namespaceProcesses.ts";
 import { generateKey, sshBannerSeen, sshdConfig, sshdStartArgv } from "./sshd.ts";
@@ -492,7 +494,8 @@ export class LocalTarget implements Target {
             },
           }
         : {}),
-      model: LATENCY_MODEL.map((m) => ({ ...m })),
+      // The entries this run's pairs use (or would have, unshaped): a cross-region pair's published figure, every spread, with their sources.
+      model: deploymentModelEntries(topos),
     };
     const wiring = await Promise.all(
       runtimes.map((rt) => {
@@ -521,8 +524,10 @@ export class LocalTarget implements Target {
         // A size is emulated only as its bandwidth cap; without a cap the host is not that size.
         ...(rt.capApplied !== null ? { size: rt.topo.spec.size } : {}),
         sizeEmulated: rt.capApplied !== null,
-        // Not emulated here: reported as such, not as a value the runner would compare.
-        accelnetEmulated: false,
+        // Not emulated here: reported as such, not as a value the runner would compare. Accelerated
+        // Networking's latency is the model's where latency is applied (the pair's row depends on
+        // both ends' accelnet); nothing else of it is emulated.
+        accelnetEmulated: applied.latency !== null ? LATENCY_ONLY : false,
         availabilitySetEmulated: false,
         bandwidthCapMbit: rt.capApplied,
         bandwidthNote: rt.bandwidth.note,
@@ -674,13 +679,20 @@ export class LocalTarget implements Target {
   }
 
   /** Each delay-line helper's summary (lateness, drops) from its log in the host folders, to the run's log. */
-  private async logDelayLineSummaries(tempDir: string): Promise<void> {
+  /**
+   * Each helper's last words (its summary: packets released, dropped and why, how late), logged
+   * and gathered into one record of what the delay line did with the run's real traffic, for
+   * results.json (teardown.delayLine). Undefined when the run had no delay line.
+   */
+  private async delayLineSummaries(tempDir: string): Promise<DelayLineRunSummary | undefined> {
     const hostsDir = join(tempDir, "hosts");
     const hostDirs = await readdir(hostsDir).catch(() => [] as string[]);
+    const records: DelayLineHelperRecord[] = [];
     for (const host of hostDirs) {
       const files = (await readdir(join(hostsDir, host)).catch(() => [] as string[])).filter((f) => /^delayline-.*\.log$/.test(f));
       for (const f of files) {
         const summary = parseHelperSummary(await readFile(join(hostsDir, host, f), "utf8").catch(() => ""));
+        records.push({ name: host, summary });
         this.log(
           summary
             ? `delay line of ${host}: released ${summary.released} packets, dropped ${summary.dropped}; release late by p50 ${summary.lateP50Us} µs, p99 ${summary.lateP99Us} µs, max ${summary.lateMaxUs} µs`
@@ -688,6 +700,7 @@ export class LocalTarget implements Target {
         );
       }
     }
+    return records.length > 0 ? summarizeDelayLineRun(records) : undefined;
   }
 
   async down(): Promise<TeardownReport> {
@@ -719,7 +732,7 @@ export class LocalTarget implements Target {
     }
     // 1. Processes: everything inside the run's namespaces (an adopted run's helpers too), plus sshds we started.
     await Promise.all(namespaces.map((ns) => killNamespaceProcesses(this.exec, ns, grace, errors, removed)));
-    if (c.tempDir !== null) await this.logDelayLineSummaries(c.tempDir);
+    const delayLine = c.tempDir !== null ? await this.delayLineSummaries(c.tempDir) : undefined;
     // Safety net: an sshd we launched that never entered its namespace (still running our config).
     for (const { process: p } of c.processes) {
       if (p.exit || p.pid <= 0 || c.tempDir === null) continue;
@@ -792,7 +805,7 @@ export class LocalTarget implements Target {
     c.tempDir = null;
     c.keysDir = null;
     c.processes = [];
-    return { status: errors.length > 0 ? "failed" : "ok", errors, removed };
+    return { status: errors.length > 0 ? "failed" : "ok", errors, removed, ...(delayLine ? { delayLine } : {}) };
   }
 
   // -------------------------------------------------------------------------------------------

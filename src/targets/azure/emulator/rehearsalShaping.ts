@@ -17,9 +17,10 @@ export function rehearsalShapingStatus(state: VmShapingState): ShapingStatus {
       mechanism: state.latency,
       note:
         `${PLAYED}; latency: applied (modelled, ${state.label}) — latlab's latency model between the VMs by their placement in ARM ` +
-        "(region, zone, PPG, availability set; Accelerated Networking from the NIC; sources in results.json): differences between placements are the model's, " +
-        "the shape of the answer, not measured on Azure; bandwidth: not modelled (VM sizes are not emulated)",
-      model: state.model.map(({ pathKind, accelnet, rttUs, source }) => ({ pathKind, accelnet, rttUs, source })),
+        "(region, zone, PPG, availability set; Accelerated Networking from the NIC: its latency only; figures, spreads and sources in results.json): differences between placements are the model's, " +
+        "the shape of the answer, not measured on Azure; bandwidth: not modelled (VM sizes are not emulated: throughput differences are this machine's)",
+      // Each entry with its spread: the jitter applied is part of what "sources in results.json" names.
+      model: state.model.map(({ pathKind, accelnet, rttUs, source, spread }) => ({ pathKind, accelnet, rttUs, source, spread })),
     };
   }
   return {

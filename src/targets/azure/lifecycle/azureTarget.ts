@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Plan } from "../../../plan/types.ts";
-import type { ShapingStatus, TeardownReport } from "../../../results/schema.ts";
+import { LATENCY_ONLY, type ShapingStatus, type TeardownReport } from "../../../results/schema.ts";
 import type { Environment, HandOver, HostEndpoint, Target, TargetContext, TargetWaveLimits } from "../../target.ts";
 import { createPassphrase, destroyCommand, removeSpentRunFiles, runStackTags, statePath, workspaceDir, writeRunState, type AzureRunState } from "./destroyRun.ts";
 import { remotePassphrase, runBackend, type RunBackend } from "./pulumiBackend.ts";
@@ -506,9 +506,10 @@ export class AzureTarget implements Target {
         // Nor placement: every VM of a VNet hangs off the same kind of bridge, whatever its zone, PPG or
         // availability set, and regions differ by a link, not a distance. Differences are noise here —
         // unless the emulator applied latlab's latency model by placement and Accelerated Networking:
-        // then they are the model's, and the report labels them modelled. Sizes stay unemulated.
+        // then they are the model's, and the report labels them modelled. Sizes stay unemulated, and of
+        // Accelerated Networking only its latency is modelled (the NIC's flag picks the model's row).
         const modelled = shaping.latency === "applied";
-        Object.assign(h.actual, modelled ? { sizeEmulated: false } : { accelnetEmulated: false, sizeEmulated: false, ppgEmulated: false, zoneEmulated: false, regionEmulated: false, availabilitySetEmulated: false });
+        Object.assign(h.actual, modelled ? { accelnetEmulated: LATENCY_ONLY, sizeEmulated: false } : { accelnetEmulated: false, sizeEmulated: false, ppgEmulated: false, zoneEmulated: false, regionEmulated: false, availabilitySetEmulated: false });
         if (h.ready) h.ready.timeoutSeconds = s.rehearsal.readyTimeoutSeconds;
       }
     }

@@ -139,7 +139,11 @@ export function removeDelayRuleCommands(namespace: string, dev: string, iptables
   return [ipt("-D", "POSTROUTING", "-o", dev, "-j", DELAY_CHAIN), ipt("-F", DELAY_CHAIN), ipt("-X", DELAY_CHAIN)];
 }
 
-/** The `shaping:` line's words for a delay line whose precision was measured. */
-export function delayLineLabel(precisionP99Us: number): string {
-  return `delay line, ±${Math.round(precisionP99Us)} µs at p99`;
+/**
+ * The `shaping:` line's words for a delay line whose precision was measured; `onSpreadPair`: it
+ * was measured on a pair whose model has a spread (no constant pair to measure on), so the figure
+ * includes the sampling noise of the model's own distribution, not the delay line's error alone.
+ */
+export function delayLineLabel(precisionP99Us: number, onSpreadPair = false): string {
+  return `delay line, ±${Math.round(precisionP99Us)} µs at p99${onSpreadPair ? " (incl. sampling noise of the modelled spread)" : ""}`;
 }

@@ -26,9 +26,17 @@
  *                    while running: a CPU waking from halt to read a queued packet is most of
  *                    the delay line's error in a VM; the request ends when the process does
  *
+ *   --nfqueue-stats FILE
+ *                    bind nothing: print the kernel's drop counts of the queues given, read from FILE
+ *                    (the format of /proc/net/netfilter/nfnetlink_queue), and exit — the self-test
+ *                    of what the summary reads at stop
+ *
  * Prints "ready" on stdout once every queue is bound (the caller installs its rules after that:
  * a queue nobody listens on drops packets). On SIGTERM or SIGINT it accepts every packet it
- * holds, prints its own release lateness (µs histogram quantiles) on stderr and exits 0.
+ * holds, prints its summary on stderr (released, dropped — its own and the kernel's counts for its
+ * queues —, most held at once, packets held past their draw behind the one ahead, release lateness
+ * as µs histogram quantiles) and exits 0. A fatal error (a receive or poll error) ends the loop
+ * the same way but says so on a line of its own after the summary and exits 1.
  * It runs inside the host's network namespace (queues are per namespace), so the local target's
  * teardown and `latlab cleanup`, which stop every process of a run's namespaces, stop it too.
  */
@@ -56,6 +64,9 @@
 #define MAX_QUEUES 256
 /* A few seconds of a 10 Gbit/s GSO stream at 5 ms, with room: the kernel's own limit is set to it. */
 #define QUEUE_MAXLEN 65536
+/* Room for four full queues: beyond that (more than four peers' queues full at once, each up to
+   QUEUE_MAXLEN in the kernel) a packet is dropped here and counted as "helper full", as a full
+   netem drops. A heap for all MAX_QUEUES full queues would be 512 MiB. */
 #define HEAP_CAP (QUEUE_MAXLEN * 4)
 #define LATE_BUCKETS 10001 /* 0..10000 µs, the last one "or more" */
 
@@ -120,12 +131,19 @@ static int64_t draw_delay_ns(struct queue *q) {
 }
 
 static int64_t advance_ns;
+/* Packets held past their own draw behind the packet ahead (the in-order rule), and the most. */
+static uint64_t pushed_behind;
+static int64_t pushed_max_ns;
 
 /* When a packet that arrived at `arrival_ns` leaves: its drawn delay later, but never before the
    packet its queue received ahead of it (ties keep arrival order in the heap). */
 static int64_t schedule_release(struct queue *q, int64_t arrival_ns) {
   int64_t release_ns = arrival_ns + draw_delay_ns(q) - advance_ns;
-  if (release_ns < q->last_release_ns) release_ns = q->last_release_ns;
+  if (release_ns < q->last_release_ns) {
+    pushed_behind++;
+    if (q->last_release_ns - release_ns > pushed_max_ns) pushed_max_ns = q->last_release_ns - release_ns;
+    release_ns = q->last_release_ns;
+  }
   q->last_release_ns = release_ns;
   return release_ns;
 }
@@ -138,7 +156,7 @@ struct held {
 };
 
 static struct held *heap;
-static size_t heap_len;
+static size_t heap_len, heap_peak;
 static uint64_t next_seq;
 static int64_t now_read_ns; /* when the current batch was read */
 static uint64_t released, dropped_full;
@@ -158,6 +176,7 @@ static int earlier(const struct held *a, const struct held *b) {
 static void heap_push(struct held h) {
   size_t i = heap_len++;
   heap[i] = h;
+  if (heap_len > heap_peak) heap_peak = heap_len;
   while (i > 0) {
     size_t p = (i - 1) / 2;
     if (!earlier(&heap[i], &heap[p])) break;
@@ -192,7 +211,7 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
   if (!ph) return 0;
   uint32_t id = ntohl(ph->packet_id);
   if (heap_len >= HEAP_CAP) {
-    /* Cannot happen with the kernel's limit below HEAP_CAP; dropping is what a full netem does. */
+    /* More than four queues' worth held (HEAP_CAP): dropping is what a full netem does. */
     nfq_set_verdict(qh, id, NF_DROP, 0, NULL);
     dropped_full++;
     return 0;
@@ -223,8 +242,9 @@ static int drain(struct nfq_handle *h, int fd, char *buf, size_t size) {
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
       if (errno == ENOBUFS) {
-        /* The socket overflowed: the kernel dropped those packets' messages (and the packets
-           stay queued until the queue is flushed). Say so; keep going. */
+        /* Only if NETLINK_NO_ENOBUFS could not be set (main): with it, a full socket makes the
+           kernel drop the packet and count it as the queue's user_dropped, which the summary
+           reads at stop; without it, the same drops are also reported here. Keep going. */
         fprintf(stderr, "delayline: receive buffer overflow (ENOBUFS)\n");
         continue;
       }
@@ -247,13 +267,39 @@ static double late_quantile(double q) {
   return LATE_BUCKETS - 1;
 }
 
+/*
+ * The kernel's own drops of our queues, from `path` (/proc/net/netfilter/nfnetlink_queue, one
+ * line per bound queue of this namespace; kernel nfnetlink_queue.c seq_show: queue_num
+ * peer_portid queue_total copy_mode copy_range queue_dropped queue_user_dropped id_sequence 1).
+ * queue_dropped: the queue was at its maxlen; queue_user_dropped: the message could not be put
+ * on our socket (it was full). Both packets are dropped by the kernel, never seen here. The
+ * counts vanish with the queue, so this is read before unbinding. -1 when the file is unreadable.
+ */
+static int kernel_drops(const char *path, const struct queue *queues, size_t nq, uint64_t *queue_full, uint64_t *undelivered) {
+  FILE *f = fopen(path, "re");
+  if (!f) return -1;
+  *queue_full = *undelivered = 0;
+  char line[256];
+  while (fgets(line, sizeof line, f)) {
+    unsigned num, portid, total, mode, range, qdropped, udropped;
+    if (sscanf(line, "%u %u %u %u %u %u %u", &num, &portid, &total, &mode, &range, &qdropped, &udropped) != 7) continue;
+    for (size_t k = 0; k < nq; k++)
+      if (queues[k].num == num) {
+        *queue_full += qdropped;
+        *undelivered += udropped;
+      }
+  }
+  fclose(f);
+  return 0;
+}
+
 static void on_signal(int sig) {
   (void)sig;
   stopping = 1;
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: latlab-delayline [--spin-us N] [--fifo PRIO] [--advance-ns N] [--no-deep-idle] [--seed N] [--sample N [--sample-gap-us G]] QUEUE=DELAY_US|QUEUE=ln:FLOOR_US:SCALE_US:SIGMA ...\n");
+  fprintf(stderr, "usage: latlab-delayline [--spin-us N] [--fifo PRIO] [--advance-ns N] [--no-deep-idle] [--seed N] [--sample N [--sample-gap-us G]] [--nfqueue-stats FILE] QUEUE=DELAY_US|QUEUE=ln:FLOOR_US:SCALE_US:SIGMA ...\n");
   return 2;
 }
 
@@ -310,6 +356,7 @@ int main(int argc, char **argv) {
   int fifo_prio = 0, no_deep_idle = 0, seeded = 0;
   uint64_t v, seed = 0, sample_n = 0;
   int64_t sample_gap_ns = -1;
+  const char *stats_file = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--spin-us") && i + 1 < argc) {
       if (parse_u64(argv[++i], 1000000, &v)) return usage();
@@ -327,6 +374,8 @@ int main(int argc, char **argv) {
       seeded = 1;
     } else if (!strcmp(argv[i], "--sample") && i + 1 < argc) {
       if (parse_u64(argv[++i], 100000000, &sample_n) || sample_n == 0) return usage();
+    } else if (!strcmp(argv[i], "--nfqueue-stats") && i + 1 < argc) {
+      stats_file = argv[++i];
     } else if (!strcmp(argv[i], "--sample-gap-us") && i + 1 < argc) {
       if (parse_u64(argv[++i], 10000000, &v)) return usage();
       sample_gap_ns = (int64_t)v * 1000;
@@ -355,6 +404,15 @@ int main(int argc, char **argv) {
   }
   if (sample_n > 0) {
     print_samples(queues, nq, sample_n, sample_gap_ns);
+    return 0;
+  }
+  if (stats_file) {
+    uint64_t queue_full, undelivered;
+    if (kernel_drops(stats_file, queues, nq, &queue_full, &undelivered) < 0) {
+      perror("delayline: --nfqueue-stats");
+      return 1;
+    }
+    printf("queue full %" PRIu64 ", not delivered %" PRIu64 "\n", queue_full, undelivered);
     return 0;
   }
 
@@ -403,34 +461,70 @@ int main(int argc, char **argv) {
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
+  /* Blocked except inside ppoll (which unblocks them atomically): a signal arriving between the
+     `stopping` check and the wait would otherwise be handled before the wait and not end it. */
+  sigset_t stop_signals, wait_mask;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  sigprocmask(SIG_BLOCK, &stop_signals, &wait_mask);
+  sigdelset(&wait_mask, SIGTERM);
+  sigdelset(&wait_mask, SIGINT);
 
   static char buf[1 << 16];
   printf("ready\n");
   fflush(stdout);
 
+  int failed = 0;
   while (!stopping) {
-    if (drain(h, fd, buf, sizeof buf) < 0) break;
+    if (drain(h, fd, buf, sizeof buf) < 0) {
+      failed = 1;
+      break;
+    }
     release_due();
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
-    if (heap_len == 0) {
-      if (poll(&pfd, 1, -1) < 0 && errno != EINTR) break;
-      continue;
+    /* Nothing held: wait for a packet. Within the spin window: only a look at the signals (a zero
+       timeout), then straight back (drain, release) until the deadline passes. */
+    struct timespec zero = {0, 0}, ts;
+    const struct timespec *timeout = NULL;
+    if (heap_len > 0) {
+      int64_t wait = heap[0].release_ns - mono_ns();
+      int64_t sleep_ns = wait > spin_ns ? wait - spin_ns : 0;
+      ts = (struct timespec){sleep_ns / 1000000000, sleep_ns % 1000000000};
+      timeout = sleep_ns > 0 ? &ts : &zero;
     }
-    int64_t wait = heap[0].release_ns - mono_ns();
-    if (wait > spin_ns) {
-      int64_t sleep_ns = wait - spin_ns;
-      struct timespec ts = {sleep_ns / 1000000000, sleep_ns % 1000000000};
-      if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR) break;
+    if (ppoll(&pfd, 1, timeout, &wait_mask) < 0 && errno != EINTR) {
+      perror("delayline: ppoll");
+      failed = 1;
+      break;
     }
-    /* Within the spin window: loop straight back (drain, release) until the deadline passes. */
   }
 
-  /* Leave nothing held: every packet still here goes out now. */
+  /* Leave nothing held: what the socket still has (read, bounded: unbinding would drop it
+     uncounted) and every packet held go out now. */
+  for (int round = 0; round < 64 && !failed; round++)
+    if (drain(h, fd, buf, sizeof buf) < 0) failed = 1;
   int64_t now = mono_ns();
   while (heap_len > 0) release(heap_pop(), now);
+  /* The kernel's counts go with the queues: read them first. */
+  uint64_t queue_full = 0, undelivered = 0;
+  int counted = kernel_drops("/proc/net/netfilter/nfnetlink_queue", queues, nq, &queue_full, &undelivered) == 0;
+  if (!counted) perror("delayline: /proc/net/netfilter/nfnetlink_queue (the kernel's drops are not counted)");
   for (size_t k = 0; k < nq; k++) nfq_destroy_queue(queues[k].qh);
   nfq_close(h);
-  fprintf(stderr, "delayline: released %" PRIu64 " packets, dropped %" PRIu64 "; release late by p50 %.0f µs, p99 %.0f µs, max %.0f µs\n", released, dropped_full, late_quantile(0.5),
-          late_quantile(0.99), late_quantile(1.0));
+  char kq[24] = "n/a", ku[24] = "n/a";
+  if (counted) {
+    snprintf(kq, sizeof kq, "%" PRIu64, queue_full);
+    snprintf(ku, sizeof ku, "%" PRIu64, undelivered);
+  }
+  fprintf(stderr,
+          "delayline: released %" PRIu64 " packets, dropped %" PRIu64 " (kernel queue full %s, not delivered %s, helper full %" PRIu64 "); held at most %zu; %" PRIu64
+          " held behind the packet ahead, by up to %.0f µs; release late by p50 %.0f µs, p99 %.0f µs, max %.0f µs\n",
+          released, dropped_full + queue_full + undelivered, kq, ku, dropped_full, heap_peak, pushed_behind, (double)pushed_max_ns / 1000.0, late_quantile(0.5), late_quantile(0.99),
+          late_quantile(1.0));
+  if (failed) {
+    fprintf(stderr, "delayline: stopped by the error above, not by a signal\n");
+    return 1;
+  }
   return 0;
 }

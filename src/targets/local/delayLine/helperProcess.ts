@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
+import { HelperSummarySchema, type HelperSummary } from "../../../results/delayLineRecord.ts";
 import { formatArgv, spawnDetached, type DetachedProcess } from "../exec.ts";
 import { helperArgv, type DelayQueue, type HelperTuning } from "./delayLine.ts";
 
@@ -11,24 +11,33 @@ import { helperArgv, type DelayQueue, type HelperTuning } from "./delayLine.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The helper's last words on stderr (delayline.c): what it released, and how late. */
-export const HelperSummarySchema = z.object({
-  released: z.number().int().nonnegative(),
-  dropped: z.number().int().nonnegative(),
-  lateP50Us: z.number().nonnegative(),
-  lateP99Us: z.number().nonnegative(),
-  lateMaxUs: z.number().nonnegative(),
-});
-export type HelperSummary = z.infer<typeof HelperSummarySchema>;
+// The summary's schema is results.json's (results/delayLineRecord.ts): teardown records it there.
+export { HelperSummarySchema, type HelperSummary } from "../../../results/delayLineRecord.ts";
 
-const SUMMARY = /delayline: released (\d+) packets, dropped (\d+); release late by p50 (\d+) µs, p99 (\d+) µs, max (\d+) µs/;
+const SUMMARY =
+  /delayline: released (\d+) packets, dropped (\d+) \(kernel queue full (\d+|n\/a), not delivered (\d+|n\/a), helper full (\d+)\); held at most (\d+); (\d+) held behind the packet ahead, by up to (\d+) µs; release late by p50 (\d+) µs, p99 (\d+) µs, max (\d+) µs/;
+const FAILED = /^delayline: stopped by the error above/m;
 
 /** The summary line of a helper's log, or null when it has none (still running, or killed). */
 export function parseHelperSummary(log: string): HelperSummary | null {
   const m = SUMMARY.exec(log);
   if (!m) return null;
-  const [released, dropped, lateP50Us, lateP99Us, lateMaxUs] = m.slice(1).map(Number);
-  return HelperSummarySchema.parse({ released, dropped, lateP50Us, lateP99Us, lateMaxUs });
+  const count = (s: string | undefined) => (s === "n/a" ? null : Number(s));
+  const [released, dropped, queueFull, undelivered, helperFull, heldPeak, heldBehind, heldBehindMaxUs, lateP50Us, lateP99Us, lateMaxUs] = m.slice(1);
+  return HelperSummarySchema.parse({
+    released: Number(released),
+    dropped: Number(dropped),
+    droppedQueueFull: count(queueFull),
+    droppedUndelivered: count(undelivered),
+    droppedHelperFull: Number(helperFull),
+    heldPeak: Number(heldPeak),
+    heldBehind: Number(heldBehind),
+    heldBehindMaxUs: Number(heldBehindMaxUs),
+    lateP50Us: Number(lateP50Us),
+    lateP99Us: Number(lateP99Us),
+    lateMaxUs: Number(lateMaxUs),
+    failed: FAILED.test(log),
+  });
 }
 
 export interface RunningHelper {

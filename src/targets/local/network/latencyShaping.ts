@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { CommandError, mustExec, type ExecFn } from "../exec.ts";
 import { ensureHelperBuilt, DELAY_LINE_DEBIAN_PACKAGES } from "../delayLine/build.ts";
-import { DEFAULT_TUNING, delayLineLabel, delayQueues, delayRuleCommands, type HelperTuning } from "../delayLine/delayLine.ts";
+import { DEFAULT_TUNING, delayLineLabel, delayQueues, delayRuleCommands, removeDelayRuleCommands, type HelperTuning } from "../delayLine/delayLine.ts";
 import { startHelper, stopHelper, type RunningHelper, type StartOptions } from "../delayLine/helperProcess.ts";
 import { measureAroundBringUp, type DelayLinePrecision } from "../delayLine/precision.ts";
 import { modelledRttQuantilesUs } from "../model/latencySpread.ts";
@@ -64,7 +64,11 @@ export interface AppliedShaping {
   label: string;
   /** The delay-line helpers running (empty for netem). */
   helpers: readonly StartedHelper[];
-  /** Stops what applying started (the delay-line helpers); returns what could not be stopped. */
+  /**
+   * Takes out what applying put in for the delay line: each host's rules first (a packet queued
+   * to a helper that is gone is dropped: the host would be cut off), then the helpers. netem's
+   * qdiscs stay (they go with the interface). Returns what could not be undone.
+   */
   stop(): Promise<string[]>;
 }
 
@@ -155,18 +159,45 @@ export interface ApplyOptions {
   deps?: DelayLineDeps;
 }
 
-/** The first pair of hosts that delay towards each other: where the delay line's precision is measured. */
-function measuredPair(hosts: readonly HostShaping[]): { from: HostShaping; to: HostShaping; there: PeerDelay; back: PeerDelay } | null {
+/** A pair of hosts that delay towards each other, and the model's round trip between them. */
+export interface MeasurablePair {
+  from: HostShaping;
+  to: HostShaping;
+  there: PeerDelay;
+  back: PeerDelay;
+  modelled: { p50Us: number; p99Us: number };
+}
+
+/**
+ * The pair the delay line's precision is measured on: one with no modelled spread where there is
+ * one, else the narrowest (modelled p99 − p50), first in host order among equals. With a spread,
+ * the p99 of a few hundred pings is mostly the sampling noise of the model's own distribution
+ * (a perfect delay line would show ±122 µs at the median for cross-zone, ±449 µs cross-region),
+ * not the delay line's error; a constant pair measures the delay line alone.
+ */
+export function measuredPair(hosts: readonly HostShaping[]): MeasurablePair | null {
+  let best: MeasurablePair | null = null;
+  const width = (p: MeasurablePair) => p.modelled.p99Us - p.modelled.p50Us;
   for (const from of hosts) {
+    if (from.address === undefined) continue;
     for (const there of from.peers) {
       if (there.egressDelayUs <= 0) continue;
-      if (from.address === undefined) continue;
       const to = hosts.find((h) => h.address !== undefined && h.address === there.address && h.namespace !== from.namespace);
       const back = to?.peers.find((p) => p.address === from.address && p.egressDelayUs > 0);
-      if (to && back) return { from, to, there, back };
+      if (!to || !back) continue;
+      const pair = { from, to, there, back, modelled: modelledRttQuantilesUs(there, back) };
+      if (best === null || width(pair) < width(best)) best = pair;
     }
   }
-  return null;
+  return best;
+}
+
+/** Tolerance below which a modelled p99 − p50 counts as no spread (the quantile sums' rounding). */
+const NO_SPREAD_US = 0.5;
+
+/** Whether the model gives this pair's round trip a spread: its precision's p99 error then includes sampling noise. */
+export function pairHasSpread(pair: Pick<MeasurablePair, "modelled">): boolean {
+  return pair.modelled.p99Us - pair.modelled.p50Us > NO_SPREAD_US;
 }
 
 /**
@@ -178,8 +209,20 @@ export async function applyShaping(exec: ExecFn, support: ShapingSupport, hosts:
   const log = options.log ?? (() => undefined);
   const capApplied = new Map<string, number | null>(hosts.map((h) => [h.namespace, null]));
   const running: { host: HostShaping; helper: RunningHelper }[] = [];
+  // Hosts whose delay rules began to go in; "partial" until the last one (the jump) did.
+  const ruled: { host: HostShaping; complete: boolean }[] = [];
   const stop = async (): Promise<string[]> => {
     const errors: string[] = [];
+    // The rules first: once a helper is gone, a packet its queue gets is dropped.
+    for (const { host, complete } of ruled.splice(0).reverse()) {
+      const failures: string[] = [];
+      for (const cmd of removeDelayRuleCommands(host.namespace, host.dev)) {
+        const r = await exec(cmd);
+        if (r.code !== 0) failures.push(`\`${cmd.slice(4).join(" ")}\`: ${(r.stderr || r.stdout).trim() || `exit code ${r.code}`}`);
+      }
+      // A half-installed set has no jump (or no chain) to take out: those failures are expected.
+      if (complete && failures.length > 0) errors.push(`delay rules of ${host.label} could not be removed: ${failures.join("; ")}`);
+    }
     // Latest first; all of them even when one fails.
     for (const { host, helper } of running.splice(0).reverse()) {
       try {
@@ -239,8 +282,18 @@ export async function applyShaping(exec: ExecFn, support: ShapingSupport, hosts:
         } catch (error) {
           throw new Error(`delay line for ${h.label}: ${(error as Error).message}`);
         }
-        // Only after "ready": a queue nobody listens on drops.
+        // Only after "ready": a queue nobody listens on drops. A chain left by an earlier bring-up
+        // that died before its teardown goes first (else `-N` fails with "Chain already exists"
+        // on every retry); where there is none, these fail, which is nothing to report — a
+        // chain that stays is reported by the `-N` below.
+        for (const cmd of removeDelayRuleCommands(h.namespace, h.dev)) {
+          checkAborted(h);
+          await exec(cmd);
+        }
+        const entry = { host: h, complete: false };
+        ruled.push(entry);
         await runAll(h, delayRuleCommands(h.namespace, h.dev, queues));
+        entry.complete = true;
         log(`delay line for ${h.label}: ${queues.map((q) => `${q.peerRole} ${q.delayUs} µs`).join(", ")} (helper pid ${running.at(-1)!.helper.process.pid}, log ${logPath})`);
       }
     };
@@ -251,7 +304,8 @@ export async function applyShaping(exec: ExecFn, support: ShapingSupport, hosts:
       return { latency: "delay-line", capApplied, label: "delay line, precision not measured (no pair delayed both ways)", helpers: started(running), stop };
     }
     const precisionPair = `${pair.from.label} → ${pair.to.label}`;
-    const modelled = modelledRttQuantilesUs(pair.there, pair.back);
+    const modelled = pair.modelled;
+    const spread = pairHasSpread(pair);
     let precision: DelayLinePrecision;
     try {
       precision = await measureAroundBringUp(exec, { namespace: pair.from.namespace, address: pair.to.address! }, modelled, bringUp, options.precisionPings ?? 200);
@@ -261,9 +315,10 @@ export async function applyShaping(exec: ExecFn, support: ShapingSupport, hosts:
     }
     log(
       `delay line precision on ${precisionPair}: p50 error ${Math.round(precision.biasUs)} µs, p99 error ${Math.round(precision.p99ErrorUs)} µs ` +
-        `(modelled ${Math.round(precision.modelledRttUs)}/${Math.round(precision.modelledP99Us)} µs at p50/p99 over a path of ${Math.round(precision.baselineP50Us)} µs; ${precision.delayedSamples} pings)`,
+        `(modelled ${Math.round(precision.modelledRttUs)}/${Math.round(precision.modelledP99Us)} µs at p50/p99 over a path of ${Math.round(precision.baselineP50Us)} µs; ${precision.delayedSamples} pings` +
+        `${spread ? "; no pair without a modelled spread: the errors include the sampling noise of the model's own distribution" : ""})`,
     );
-    return { latency: "delay-line", capApplied, precision, precisionPair, label: delayLineLabel(precision.precisionP99Us), helpers: started(running), stop };
+    return { latency: "delay-line", capApplied, precision, precisionPair, label: delayLineLabel(precision.precisionP99Us, spread), helpers: started(running), stop };
   } catch (error) {
     const stopErrors = await stop();
     const message = error instanceof Error ? error.message : String(error);

@@ -1,9 +1,9 @@
 import type { PathKind } from "../../../plan/types.ts";
 import type { ExecFn } from "../exec.ts";
-import { modelRtt, type LatencyModelEntry } from "../model/latencyModel.ts";
+import type { LatencyModelEntry } from "../model/latencyModel.ts";
+import { hostPairModelRtt } from "../model/modelEntries.ts";
 import { oneWaySpread, rttDistribution, type ShiftedLognormal } from "../model/latencySpread.ts";
 import { DEFAULT_NETEM_TABLE_DIR, netemDelayArgs } from "./netemDistribution.ts";
-import { pathKindBetween } from "./topology.ts";
 import type { TopoHost } from "./topology.ts";
 
 /**
@@ -41,9 +41,8 @@ export function peerDelays(host: TopoHost, peers: readonly TopoHost[]): PeerDela
   return peers
     .filter((p) => p.namespace !== host.namespace)
     .map((p) => {
-      const pathKind = pathKindBetween(host.spec, p.spec);
-      const m = modelRtt(pathKind, host.spec.accelnet, p.spec.accelnet, [host.spec.region, p.spec.region]);
-      return peerDelayOf(m, { role: p.role, address: p.dataAddress, publicAddress: p.publicAddress });
+      // The same entry results.json records for the pair (model/modelEntries.ts).
+      return peerDelayOf(hostPairModelRtt(host.spec, p.spec), { role: p.role, address: p.dataAddress, publicAddress: p.publicAddress });
     });
 }
 

@@ -5,8 +5,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DELAY_LINE_SOURCE, ensureHelperBuilt, helperBinaryPath, helperBuildArgv } from "../../../../src/targets/local/delayLine/build.ts";
 import { DEFAULT_TUNING, DELAY_CHAIN, delayLineLabel, delayQueues, delayRuleCommands, helperArgv, removeDelayRuleCommands } from "../../../../src/targets/local/delayLine/delayLine.ts";
 import { parseHelperSummary } from "../../../../src/targets/local/delayLine/helperProcess.ts";
+import { DelayLineRunSummarySchema, summarizeDelayLineRun } from "../../../../src/results/delayLineRecord.ts";
 import { parsePingRttsUs, pingArgv, precisionFromSamples } from "../../../../src/targets/local/delayLine/precision.ts";
-import type { ExecFn } from "../../../../src/targets/local/exec.ts";
+import { execCommand, mustExec, type ExecFn } from "../../../../src/targets/local/exec.ts";
 import { runNames } from "../../../../src/targets/local/network/names.ts";
 import { peerDelays } from "../../../../src/targets/local/network/shaping.ts";
 import { buildDeploymentTopology } from "../../../../src/targets/local/network/topology.ts";
@@ -72,6 +73,7 @@ describe("helper and rule commands", () => {
 
   it("labels the shaping line with the measured precision", () => {
     expect(delayLineLabel(23.4)).toBe("delay line, ±23 µs at p99");
+    expect(delayLineLabel(23.4, true)).toBe("delay line, ±23 µs at p99 (incl. sampling noise of the modelled spread)");
   });
 });
 
@@ -118,10 +120,44 @@ describe("building the helper", () => {
 });
 
 describe("helper summary", () => {
-  it("reads the helper's last line, or null when it has none", () => {
-    const log = "ready\ndelayline: released 1200 packets, dropped 0; release late by p50 4 µs, p99 31 µs, max 180 µs\n";
-    expect(parseHelperSummary(log)).toEqual({ released: 1200, dropped: 0, lateP50Us: 4, lateP99Us: 31, lateMaxUs: 180 });
+  const work = mkdtempSync(join(tmpdir(), "delayline-summary-"));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  const line = (kernelQueueFull: string, notDelivered: string) =>
+    `delayline: released 1200 packets, dropped 12 (kernel queue full ${kernelQueueFull}, not delivered ${notDelivered}, helper full 2); held at most 310; 41 held behind the packet ahead, by up to 87 µs; release late by p50 4 µs, p99 31 µs, max 180 µs`;
+
+  it("reads the helper's last line, with the kernel's drops of its queues, or null when it has none", () => {
+    expect(parseHelperSummary(`ready\n${line("7", "3")}\n`)).toEqual({
+      released: 1200, dropped: 12, droppedQueueFull: 7, droppedUndelivered: 3, droppedHelperFull: 2,
+      heldPeak: 310, heldBehind: 41, heldBehindMaxUs: 87, lateP50Us: 4, lateP99Us: 31, lateMaxUs: 180, failed: false,
+    });
+    // The kernel's counts unreadable: null, not 0 (dropped is then only a lower bound).
+    expect(parseHelperSummary(line("n/a", "n/a"))).toMatchObject({ droppedQueueFull: null, droppedUndelivered: null });
+    // A helper that stopped on an error of its own says so after its summary.
+    const failed = `${line("0", "0")}\ndelayline: recv: No buffer space available\ndelayline: stopped by the error above, not by a signal\n`;
+    expect(parseHelperSummary(failed)).toMatchObject({ failed: true });
     expect(parseHelperSummary("ready\n")).toBeNull();
+  });
+
+  it("all helpers of a run in one record: sums, the worst helper's lateness, and who has no summary", () => {
+    const a = parseHelperSummary(line("7", "3"))!;
+    const b = { ...a, released: 800, dropped: 0, droppedQueueFull: null, droppedUndelivered: null, droppedHelperFull: 0, heldPeak: 500, heldBehind: 0, heldBehindMaxUs: 0, lateP50Us: 9, lateP99Us: 20, lateMaxUs: 400, failed: true };
+    const run = summarizeDelayLineRun([{ name: "client", summary: a }, { name: "server", summary: b }, { name: "west", summary: null }]);
+    expect(DelayLineRunSummarySchema.parse(run)).toEqual(run);
+    expect(run).toMatchObject({
+      helpers: 3, unsummarized: ["west"], failed: ["server"],
+      released: 2000, dropped: 12, kernelDropsCounted: false, droppedQueueFull: 7, droppedUndelivered: 3, droppedHelperFull: 2,
+      heldPeakMax: 500, heldBehind: 41, heldBehindMaxUs: 87, worstHelperLateP50Us: 9, worstHelperLateP99Us: 31, lateMaxUs: 400,
+    });
+    expect(run.perHelper.map((h) => h.name)).toEqual(["client", "server", "west"]);
+    expect(summarizeDelayLineRun([{ name: "client", summary: a }])).toMatchObject({ kernelDropsCounted: true, unsummarized: [], failed: [] });
+  });
+
+  it("the built helper reads its queues' kernel drops in nfnetlink_queue's proc format (queue_dropped, user_dropped)", async () => {
+    const binary = await ensureHelperBuilt({ exec: execCommand });
+    // kernel nfnetlink_queue.c seq_show: queue_num peer_portid queue_total copy_mode copy_range queue_dropped queue_user_dropped id_sequence 1
+    writeFileSync(join(work, "nfnetlink_queue"), ["    0   1234     5 2 65535     7     3     9999  1", "    1   1234     0 2 65535    11     0      100  1", "    9   1234     0 2 65535   100   100      100  1", ""].join("\n"));
+    const r = await mustExec(execCommand, [binary, "--nfqueue-stats", join(work, "nfnetlink_queue"), "0=100", "1=200"], "nfqueue stats self-test");
+    expect(r.stdout.trim()).toBe("queue full 18, not delivered 3");
   });
 });
 

@@ -8,6 +8,7 @@ import {
   applyShaping,
   buildFailureReason,
   detectShapingSupport,
+  measuredPair,
   type DelayLineDeps,
   type HostShaping,
   type ShapingSupport,
@@ -15,6 +16,9 @@ import {
 import type { PeerDelay } from "../../../../src/targets/local/network/shaping.ts";
 
 const ok: ExecResult = { code: 0, stdout: "", stderr: "" };
+/** An iptables call as "<namespace> <op> [<chain> when POSTROUTING]", a helper step as itself. */
+const step = (c: readonly string[]): string =>
+  c[0]?.startsWith("<") ? c.join(" ") : `${c[3]} ${c[8]}${c[9] === "POSTROUTING" ? " POSTROUTING" : ""}`;
 const pingOutput = (ms: number, n: number) => Array.from({ length: n }, (_, i) => `64 bytes from x: icmp_seq=${i + 1} ttl=64 time=${ms.toFixed(3)} ms`).join("\n");
 
 /** exec that records every argv; tc/iptables answers as `answer` says, ping answers 0.050 ms before any helper, `delayedMs` after. */
@@ -44,6 +48,7 @@ function fakeDeps(state: { helpers: number }, calls: string[][], failStartFor?: 
       return { namespace: o.namespace, argv: [], logPath: o.logPath, process: { pid: pid++, exit: null } as unknown as RunningHelper["process"] };
     },
     stop: async (h) => {
+      calls.push(["<stop helper>", String(h.process.pid)]);
       stopped.push(h.process.pid);
     },
   };
@@ -140,8 +145,24 @@ describe("applyShaping", () => {
       ["ns-server", 101, "/tmp/x/server/delayline-ns-server.log"],
     ]);
     expect(logs.join("\n")).toMatch(/delay line precision on host client → host server: p50 error 0 µs, p99 error 0 µs/);
+    const before = calls.length;
     expect(await a.stop()).toEqual([]);
     expect(deps.stopped).toEqual([101, 100]);
+    // The rules go before the helpers: a packet queued to a helper that is gone would be dropped.
+    expect(calls.slice(before).map(step)).toEqual([
+      "ns-server -D POSTROUTING", "ns-server -F", "ns-server -X",
+      "ns-client -D POSTROUTING", "ns-client -F", "ns-client -X",
+      "<stop helper> 101", "<stop helper> 100",
+    ]);
+  });
+
+  it("installs over a chain an earlier bring-up left (taken out first), and says nothing when there was none", async () => {
+    const noChain = { code: 1, stdout: "", stderr: "iptables: No chain/target/match by that name." };
+    const { exec, calls, state } = fakeExec((argv) => (argv.includes("iptables") && ["-D", "-F", "-X"].includes(argv[8]!) ? noChain : undefined));
+    const a = await applyShaping(exec, withDelayLine, hosts, { deps: fakeDeps(state, calls), precisionPings: 20 });
+    expect(a.latency).toBe("delay-line");
+    const client = calls.filter((c) => c.includes("iptables") && c[3] === "ns-client").map(step);
+    expect(client.slice(0, 4)).toEqual(["ns-client -D POSTROUTING", "ns-client -F", "ns-client -X", "ns-client -N"]);
   });
 
   it("a helper that does not start: the ones started are stopped, and the error names the host", async () => {
@@ -157,6 +178,7 @@ describe("applyShaping", () => {
     const { exec, calls, state } = fakeExec((argv) => (argv.includes("NFQUEUE") && argv.includes("ns-server") ? { code: 1, stdout: "", stderr: "iptables: Resource temporarily unavailable." } : undefined));
     const deps = fakeDeps(state, calls);
     deps.stop = async (h) => {
+      calls.push(["<stop helper>", String(h.process.pid)]);
       if (h.process.pid === 100) throw new Error("pid 100 still running after SIGKILL");
       deps.stopped.push(h.process.pid);
     };
@@ -164,6 +186,42 @@ describe("applyShaping", () => {
     expect((err as Error).message).toMatch(/^shaping host server: `ip netns exec ns-server iptables .*NFQUEUE.*` failed with exit code 1: iptables: Resource temporarily unavailable\./);
     expect((err as Error).message).toMatch(/; and: delay line of host client \(pid 100\) could not be stopped: pid 100 still running after SIGKILL$/);
     expect(deps.stopped).toEqual([101]);
+    // Nothing left behind: the rules of both hosts (the server's half-installed) are taken out,
+    // before the helpers stop; else the client's packets would go to a queue nobody reads.
+    const failedAt = calls.findIndex((c) => c.includes("NFQUEUE") && c.includes("ns-server"));
+    expect(calls.slice(failedAt + 1).map(step)).toEqual([
+      "ns-server -D POSTROUTING", "ns-server -F", "ns-server -X",
+      "ns-client -D POSTROUTING", "ns-client -F", "ns-client -X",
+      "<stop helper> 101", "<stop helper> 100",
+    ]);
+  });
+
+  it("measures precision on a pair without a modelled spread where there is one, else the narrowest, and says so", async () => {
+    const spread = (sigma: number) => ({ floorUs: 363, scaleUs: 57.754, sigma });
+    const spreadPeer = (role: string, address: string, sigma: number): PeerDelay => ({ ...peer(role, address, 420), egressSpread: spread(sigma) });
+    const host = (name: string, address: string, peers: PeerDelay[]): HostShaping => ({ label: `host ${name}`, namespace: `ns-${name}`, dev: "eth0", address, peers, capMbit: null, logDir: "/tmp/x" });
+    // a ↔ b carries a spread, a ↔ c none: c, though b comes first.
+    const mixed = [
+      host("a", "198.18.0.1", [spreadPeer("b", "198.18.0.2", 0.56), peer("c", "198.18.0.3", 200)]),
+      host("b", "198.18.0.2", [spreadPeer("a", "198.18.0.1", 0.56)]),
+      host("c", "198.18.0.3", [peer("a", "198.18.0.1", 200)]),
+    ];
+    expect(measuredPair(mixed)).toMatchObject({ from: { label: "host a" }, to: { label: "host c" }, modelled: { p50Us: 400, p99Us: 400 } });
+    const { exec, calls, state } = fakeExec();
+    const a = await applyShaping(exec, withDelayLine, mixed, { deps: fakeDeps(state, calls), precisionPings: 20 });
+    expect(a.precisionPair).toBe("host a → host c");
+    expect(a.label).toMatch(/^delay line, ±\d+ µs at p99$/);
+    // Spread everywhere: the narrowest (b ↔ c, σ 0.2), and the label says what its figure holds.
+    const spreadOnly = [
+      host("a", "198.18.0.1", [spreadPeer("b", "198.18.0.2", 0.56)]),
+      host("b", "198.18.0.2", [spreadPeer("a", "198.18.0.1", 0.56), spreadPeer("c", "198.18.0.3", 0.2)]),
+      host("c", "198.18.0.3", [spreadPeer("b", "198.18.0.2", 0.2)]),
+    ];
+    expect(measuredPair(spreadOnly)).toMatchObject({ from: { label: "host b" }, to: { label: "host c" } });
+    const { exec: exec2, calls: calls2, state: state2 } = fakeExec();
+    const b = await applyShaping(exec2, withDelayLine, spreadOnly, { deps: fakeDeps(state2, calls2), precisionPings: 20 });
+    expect(b.precisionPair).toBe("host b → host c");
+    expect(b.label).toMatch(/^delay line, ±\d+ µs at p99 \(incl\. sampling noise of the modelled spread\)$/);
   });
 
   it("neither netem nor the delay line: caps with tbf only, latency not applied, the reason in the label", async () => {

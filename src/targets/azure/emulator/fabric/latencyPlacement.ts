@@ -1,7 +1,8 @@
 import { ZoneSchema } from "../../../../dsl/placement.ts";
 import type { ResolvedHost } from "../../../../dsl/placement.ts";
 import type { PathKind } from "../../../../plan/types.ts";
-import { modelRtt, type LatencyModelEntry } from "../../../local/model/latencyModel.ts";
+import type { LatencyModelEntry } from "../../../local/model/latencyModel.ts";
+import { hostPairModelRtt, modelEntriesUsed as modelEntriesOf } from "../../../local/model/modelEntries.ts";
 import type { HostShaping } from "../../../local/network/latencyShaping.ts";
 import { peerDelayOf, type PeerDelay } from "../../../local/network/shaping.ts";
 import { pathKindBetween } from "../../../local/network/topology.ts";
@@ -105,7 +106,7 @@ export function vmPathKind(a: VmPlacement, b: VmPlacement): PathKind {
 
 /** The model's round trip between two VMs, with its source. */
 export function vmModelRtt(a: VmPlacement, b: VmPlacement): LatencyModelEntry {
-  return modelRtt(vmPathKind(a, b), a.accelnet, b.accelnet, [a.region, b.region]);
+  return hostPairModelRtt(asResolvedHost(a), asResolvedHost(b));
 }
 
 /**
@@ -123,15 +124,7 @@ export function shapingHostsOf(vms: readonly VmPlacement[], logDir: string): Hos
   return vms.map((vm) => ({ label: `${vm.vmName} (${vm.namespace})`, namespace: vm.namespace, dev: vm.dev, peers: vmPeerDelays(vm, vms), capMbit: null, logDir }));
 }
 
-/** The model's entries used between these VMs, once each (results.json's shaping.model). */
+/** The model's entries used between these VMs, once each, spread included (results.json's shaping.model; model/modelEntries.ts). */
 export function modelEntriesUsed(vms: readonly VmPlacement[]): LatencyModelEntry[] {
-  const seen = new Map<string, LatencyModelEntry>();
-  for (const a of vms) {
-    for (const b of vms) {
-      if (a.vmKey >= b.vmKey) continue;
-      const m = vmModelRtt(a, b);
-      seen.set(`${m.pathKind}|${m.accelnet}|${m.rttUs}|${m.source}`, m);
-    }
-  }
-  return [...seen.values()];
+  return modelEntriesOf([vms], vmModelRtt);
 }

@@ -1,6 +1,5 @@
 import { mkdir } from "node:fs/promises";
 import type { ExecFn } from "../../../local/exec.ts";
-import { removeDelayRuleCommands } from "../../../local/delayLine/delayLine.ts";
 import type { LatencyModelEntry } from "../../../local/model/latencyModel.ts";
 import { DELAY_LINE_STATED_P99_US, type DelayLinePrecision } from "../../../local/delayLine/precision.ts";
 // A namespace import: the emulator loads even where latencyShaping.ts offers no implementation
@@ -115,9 +114,9 @@ export class VmShaping {
   }
 
   /**
-   * Takes the shaping out of the VMs that stay: the delay line's rules first (a packet queued to
-   * a helper that is gone is dropped: the VM would be cut off), then its helpers; netem's qdisc.
-   * applyShaping's stop() ends the helpers only (the local target deletes its namespaces next).
+   * Takes the shaping out of the VMs that stay: netem's qdisc; for the delay line, applyShaping's
+   * stop(), which removes its rules before its helpers (a packet queued to a helper that is gone
+   * is dropped: the VM would be cut off). A failed apply has already undone its own (applyShaping).
    */
   private async stopCurrent(): Promise<string[]> {
     const current = this.current;
@@ -125,13 +124,8 @@ export class VmShaping {
     if (!current) return [];
     const { exec } = this.options;
     const errors: string[] = [];
-    for (const h of current.hosts) {
-      if (current.applied.latency === "delay-line") {
-        // A host without queues has no chain: its commands fail, which is nothing to report.
-        for (const cmd of removeDelayRuleCommands(h.namespace, h.dev)) await exec(cmd);
-      } else if (current.applied.latency === "netem") {
-        await exec(["tc", "-n", h.namespace, "qdisc", "del", "dev", h.dev, "root"]);
-      }
+    if (current.applied.latency === "netem") {
+      for (const h of current.hosts) await exec(["tc", "-n", h.namespace, "qdisc", "del", "dev", h.dev, "root"]);
     }
     try {
       errors.push(...(await current.applied.stop()).map((e) => `latency shaping: ${e}`));
