@@ -3,17 +3,12 @@ import { armError, put } from "./armTestHelpers.ts";
 import { Cloud, type CloudSnapshot } from "../../../../../src/targets/azure/emulator/arm/cloud.ts";
 import type { Fault } from "../../../../../src/targets/azure/emulator/arm/faults.ts";
 import { API_VERSIONS, createTypeRules, type SchemaCheck } from "../../../../../src/targets/azure/emulator/arm/typeRules.ts";
+import { C, COMPUTE, N, NET, RG, SUB } from "./armTestIds.ts";
 import { capacityRoute, parseCapacity, skusOf, usagesOf, type Capacity } from "../../../../../src/targets/azure/emulator/arm/subscriptionCapacity.ts";
 import { checkCapacity, ResourceSkuListSchema, UsageListSchema, type RegionNeed } from "../../../../../src/targets/azure/catalog/quota.ts";
 import { NEW_SUBSCRIPTION_PROFILE } from "../../../../../src/targets/azure/catalog/subscriptionProfile.ts";
 import { validateArmBodyForArmType } from "../../../../../src/targets/azure/emulator/spec/armSpec.ts";
 
-const SUB = "00000000-0000-4000-8000-000000000001";
-const RG = `/subscriptions/${SUB}/resourceGroups/rg1`;
-const NET = `${RG}/providers/Microsoft.Network`;
-const COMPUTE = `${RG}/providers/Microsoft.Compute`;
-const N = API_VERSIONS.network;
-const C = API_VERSIONS.compute;
 
 const CLIENT_KEY = `ssh-rsa ${"A".repeat(300)} test`;
 

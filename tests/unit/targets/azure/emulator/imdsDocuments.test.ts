@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Cloud } from "../../../../../src/targets/azure/emulator/arm/cloud.ts";
 import { API_VERSIONS, createTypeRules } from "../../../../../src/targets/azure/emulator/arm/typeRules.ts";
+import { C, COMPUTE, N, NET, RG, SUB } from "./armTestIds.ts";
 import { imdsDocuments } from "../../../../../src/targets/azure/emulator/fabric/fabric.ts";
 import { parseAzureProbe } from "../../../../../src/targets/azure/access/probe.ts";
 
@@ -14,12 +15,6 @@ import { parseAzureProbe } from "../../../../../src/targets/azure/access/probe.t
  * articles/virtual-machines/availability-set-overview.md); "0" / "0" outside one.
  */
 
-const SUB = "00000000-0000-4000-8000-000000000001";
-const RG = `/subscriptions/${SUB}/resourceGroups/rg1`;
-const NET = `${RG}/providers/Microsoft.Network`;
-const COMPUTE = `${RG}/providers/Microsoft.Compute`;
-const N = API_VERSIONS.network;
-const C = API_VERSIONS.compute;
 const KEY = `ssh-rsa ${"A".repeat(300)} test`;
 
 type Compute = Record<string, unknown>;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Cloud, type StoredResource } from "../../../../../src/targets/azure/emulator/arm/cloud.ts";
 import { API_VERSIONS, createTypeRules, TYPES } from "../../../../../src/targets/azure/emulator/arm/typeRules.ts";
+import { C, COMPUTE, N, NET, RG, SUB } from "./armTestIds.ts";
 import { modelEntriesUsed, shapingHostsOf, vmModelRtt, vmPathKind, vmPlacementOf, type VmPlacement } from "../../../../../src/targets/azure/emulator/fabric/latencyPlacement.ts";
 import { modelRtt, regionPairRtt } from "../../../../../src/targets/local/model/latencyModel.ts";
 import { oneWaySpread, rttDistribution } from "../../../../../src/targets/local/model/latencySpread.ts";
@@ -14,12 +15,6 @@ import { pathKindBetween } from "../../../../../src/targets/local/network/topolo
  * placement Azure would refuse (a VM in a set and a zone) cannot be made.
  */
 
-const SUB = "00000000-0000-4000-8000-000000000001";
-const RG = `/subscriptions/${SUB}/resourceGroups/rg1`;
-const NET = `${RG}/providers/Microsoft.Network`;
-const COMPUTE = `${RG}/providers/Microsoft.Compute`;
-const N = API_VERSIONS.network;
-const C = API_VERSIONS.compute;
 const KEY = `ssh-rsa ${"A".repeat(300)} test`;
 
 function harness() {
