@@ -151,7 +151,7 @@ export async function shapingErrorBench(): Promise<void> {
         continue;
       }
       const x = c.precisions.get(p.role)!;
-      console.log(`    ${c.label.padEnd(40)} own p50 ${Math.round(x.baselineP50Us)}, shaped p50 ${Math.round(x.delayedP50Us)} / p99 ${Math.round(x.delayedP99Us)} → error p50 ${f(x.biasUs)} / p99 ${f(x.p99ErrorUs)}`);
+      console.log(`    ${c.label.padEnd(40)} own p50 ${Math.round(x.baselineP50Us)}, shaped p50 ${Math.round(x.delayedP50Us)} / p99 ${Math.round(x.delayedP99Us)} → error p50 ${f(x.p50ErrorUs)} / p99 ${f(x.p99ErrorUs)}`);
     }
   }
 }

@@ -118,3 +118,30 @@ export function mergeDelayLineRuns(a: DelayLineRunSummary | undefined, b: DelayL
   if (!a || !b) return a ?? b;
   return summarizeDelayLineRun([...a.perHelper, ...b.perHelper]);
 }
+
+/** The delay line's precision, measured at bring-up (targets/local/delayLine/precision.ts): pings of one pair without it and through it, quantile against the model's quantile. Single packets of one series: the delay line's error, no confidence interval. */
+export const DelayLinePrecisionSchema = z.object({
+  /** Modelled RTT the delay line adds at the median (both ends' egress delays), µs. */
+  modelledP50Us: z.number().nonnegative(),
+  /** Modelled added RTT at p99 (equal to modelledP50Us when the model has no spread), µs. */
+  modelledP99Us: z.number().nonnegative(),
+  /** Median RTT of the path without the delay line, µs. */
+  baselineP50Us: z.number().nonnegative(),
+  /** Median RTT with it, µs. */
+  delayedP50Us: z.number().nonnegative(),
+  /** 99th percentile of the RTT with it, µs. */
+  delayedP99Us: z.number().nonnegative(),
+  /** p50 error: delayed p50 − baseline p50 − modelled p50 (the delay line's bias), µs. */
+  p50ErrorUs: z.number(),
+  /** p99 error: delayed p99 − baseline p50 − modelled p99, µs. */
+  p99ErrorUs: z.number(),
+  /**
+   * The "±N µs at p99" the shaping line states: the larger of |p50 error| and |p99 error|, so
+   * that both the median and the tail of the delayed distribution lie within ±N of the model's.
+   */
+  precisionP99Us: z.number().nonnegative(),
+  /** Pings behind the baseline and behind the delayed figures. */
+  baselineSamples: z.number().int().positive(),
+  delayedSamples: z.number().int().positive(),
+});
+export type DelayLinePrecision = z.infer<typeof DelayLinePrecisionSchema>;

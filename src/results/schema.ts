@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ResolvedHostSchema } from "../dsl/placement.ts";
-import { DelayLineRunSummarySchema } from "./delayLineRecord.ts";
+import { DelayLinePrecisionSchema, DelayLineRunSummarySchema } from "./delayLineRecord.ts";
 import { AxisValueSchema, CellSchema, PathKindSchema } from "../plan/types.ts";
 import { SummarySchema } from "./summary.ts";
 import { HostPlacementSchema } from "./placement.ts";
@@ -38,26 +38,10 @@ export const ShapingStatusSchema = z.object({
    * through it, quantile against the model's quantile. Single packets of one series: the
    * delay line's error, no confidence interval.
    */
-  delayLinePrecision: z
-    .object({
-      /** "<host> → <host>". */
-      pair: z.string(),
-      /** The stated figure, "±N µs at p99": the larger of |p50 error| and |p99 error|. */
-      precisionP99Us: z.number().nonnegative(),
-      /** Measured p50 − path's own p50 − modelled p50 (the delay line's bias), µs. */
-      p50ErrorUs: z.number(),
-      /** Measured p99 − path's own p50 − modelled p99, µs. */
-      p99ErrorUs: z.number(),
-      modelledP50Us: z.number().nonnegative(),
-      modelledP99Us: z.number().nonnegative(),
-      /** The path's own RTT without the delay line, p50, µs. */
-      baselineP50Us: z.number().nonnegative(),
-      delayedP50Us: z.number().nonnegative(),
-      delayedP99Us: z.number().nonnegative(),
-      /** Pings through the delay line behind the figures. */
-      samples: z.number().int().positive(),
-    })
-    .optional(),
+  delayLinePrecision: DelayLinePrecisionSchema.extend({
+    /** "<host> → <host>". */
+    pair: z.string(),
+  }).optional(),
   /** The latency model used (or that would have been used), with its sources. */
   model: z
     .array(

@@ -469,7 +469,7 @@ export class LocalTarget implements Target {
           ? `shaping: latency applied per peer with netem (RTT/2 on each end's egress, from the model); ${bandwidthWords}`
           : applied.latency === "delay-line"
             ? `shaping: latency applied per peer with the ${applied.label} (no netem in this kernel: NFQUEUE to latlab's helper in each host's namespace, RTT/2 on each end's egress, from the model${
-                precision ? `; measured at bring-up on ${applied.precisionPair}: p50 error ${Math.round(precision.biasUs)} µs, p99 error ${Math.round(precision.p99ErrorUs)} µs` : ""
+                precision ? `; measured at bring-up on ${applied.precisionPair}: p50 error ${Math.round(precision.p50ErrorUs)} µs, p99 error ${Math.round(precision.p99ErrorUs)} µs` : ""
               }); ${bandwidthWords}`
             : support.delayLine.available
               ? `shaping: no latency to apply (${applied.label}); ${bandwidthWords}`
@@ -480,18 +480,7 @@ export class LocalTarget implements Target {
       ...(applied.latency !== null ? { mechanism: applied.latency } : {}),
       ...(precision && applied.precisionPair
         ? {
-            delayLinePrecision: {
-              pair: applied.precisionPair,
-              precisionP99Us: precision.precisionP99Us,
-              p50ErrorUs: precision.biasUs,
-              p99ErrorUs: precision.p99ErrorUs,
-              modelledP50Us: precision.modelledRttUs,
-              modelledP99Us: precision.modelledP99Us,
-              baselineP50Us: precision.baselineP50Us,
-              delayedP50Us: precision.delayedP50Us,
-              delayedP99Us: precision.delayedP99Us,
-              samples: precision.delayedSamples,
-            },
+            delayLinePrecision: { pair: applied.precisionPair, ...precision },
           }
         : {}),
       // The entries this run's pairs use (or would have, unshaped): a cross-region pair's published figure, every spread, with their sources.

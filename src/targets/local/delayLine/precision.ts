@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { DelayLinePrecisionSchema, type DelayLinePrecision } from "../../../results/delayLineRecord.ts";
 import { quantileOfSorted, sortedCopy } from "../../../report/html/chartData.ts";
 import { mustExec, type ExecFn } from "../exec.ts";
 
@@ -12,41 +12,22 @@ import { mustExec, type ExecFn } from "../exec.ts";
  */
 
 /**
- * The precision this delay line claims, ±µs at p99 of single round trips through two helpers
- * (both ends delaying, DEFAULT_TUNING, no bias taken back): measured 110–141 µs in four series of
- * 1,000 pings on this project's 2-core Firecracker machine (README.md beside this file), stated
- * with room for a busier CI. What the integration test holds it to; bring-up states its own
- * measured figure beside it. (Those series took p99 of |error| per packet, before the model had a
- * spread; precisionFromSamples now takes the larger of the p50 and p99 errors, quantile against
- * quantile: for errors that are mostly late, as these are, nearly the same figure.)
+ * What the delay line claims of the median: its p50 error (delayed p50 − path's own p50 − modelled
+ * p50, through two helpers with DEFAULT_TUNING) stays within ±200 µs. Measured on this project's
+ * 2-core Firecracker machine, 200 pings a series: +1…+105 µs in nine series on 2026-11-28 (and
+ * +5…+43 µs in the first ones, README.md beside this file). The tail is not held to it: the p99
+ * error of one series of single packets was 81–181 µs in eight of those nine and 675 µs in one, on
+ * a quiet machine — so bring-up states its own measured figure, and teardown what the run's
+ * traffic met (results.json teardown.delayLine); DELAY_LINE_TAIL_BOUND_US is only the integration
+ * test's guard against a broken helper.
  */
-export const DELAY_LINE_STATED_P99_US = 200;
+export const DELAY_LINE_STATED_P50_US = 200;
 
-export const DelayLinePrecisionSchema = z.object({
-  /** Modelled RTT the delay line adds at the median (both ends' egress delays), µs. */
-  modelledRttUs: z.number().nonnegative(),
-  /** Modelled added RTT at p99 (equal to modelledRttUs when the model has no spread), µs. */
-  modelledP99Us: z.number().nonnegative(),
-  /** Median RTT of the path without the delay line, µs. */
-  baselineP50Us: z.number().nonnegative(),
-  /** Median RTT with it, µs. */
-  delayedP50Us: z.number().nonnegative(),
-  /** 99th percentile of the RTT with it, µs. */
-  delayedP99Us: z.number().nonnegative(),
-  /** p50 error: delayed p50 − baseline p50 − modelled p50 (the delay line's bias), µs. */
-  biasUs: z.number(),
-  /** p99 error: delayed p99 − baseline p50 − modelled p99, µs. */
-  p99ErrorUs: z.number(),
-  /**
-   * The "±N µs at p99" the shaping line states: the larger of |p50 error| and |p99 error|, so
-   * that both the median and the tail of the delayed distribution lie within ±N of the model's.
-   */
-  precisionP99Us: z.number().nonnegative(),
-  /** Pings behind the baseline and behind the delayed figures. */
-  baselineSamples: z.number().int().positive(),
-  delayedSamples: z.number().int().positive(),
-});
-export type DelayLinePrecision = z.infer<typeof DelayLinePrecisionSchema>;
+/** A p99 error past this is a broken delay line, not a slow machine (the largest seen here: 675 µs; see above). */
+export const DELAY_LINE_TAIL_BOUND_US = 1000;
+
+// The schema is results.json's (shaping.delayLinePrecision adds the pair): one definition.
+export { DelayLinePrecisionSchema, type DelayLinePrecision } from "../../../results/delayLineRecord.ts";
 
 /** RTTs in µs from ping's per-reply lines ("… time=0.052 ms"); summary lines are not replies. */
 export function parsePingRttsUs(output: string): number[] {
@@ -71,17 +52,17 @@ export function precisionFromSamples(baselineUs: readonly number[], delayedUs: r
   const delayed = sortedCopy(delayedUs);
   const delayedP50Us = quantileOfSorted(delayed, 0.5);
   const delayedP99Us = quantileOfSorted(delayed, 0.99);
-  const biasUs = delayedP50Us - baselineP50Us - model.p50Us;
+  const p50ErrorUs = delayedP50Us - baselineP50Us - model.p50Us;
   const p99ErrorUs = delayedP99Us - baselineP50Us - model.p99Us;
   return DelayLinePrecisionSchema.parse({
-    modelledRttUs: model.p50Us,
+    modelledP50Us: model.p50Us,
     modelledP99Us: model.p99Us,
     baselineP50Us,
     delayedP50Us,
     delayedP99Us,
-    biasUs,
+    p50ErrorUs,
     p99ErrorUs,
-    precisionP99Us: Math.max(Math.abs(biasUs), Math.abs(p99ErrorUs)),
+    precisionP99Us: Math.max(Math.abs(p50ErrorUs), Math.abs(p99ErrorUs)),
     baselineSamples: baselineUs.length,
     delayedSamples: delayedUs.length,
   });

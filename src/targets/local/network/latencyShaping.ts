@@ -314,8 +314,8 @@ export async function applyShaping(exec: ExecFn, support: ShapingSupport, hosts:
       throw new Error(message.startsWith("delay line for ") || message.startsWith("shaping ") ? message : `delay line: measuring its precision on ${precisionPair}: ${message}`);
     }
     log(
-      `delay line precision on ${precisionPair}: p50 error ${Math.round(precision.biasUs)} µs, p99 error ${Math.round(precision.p99ErrorUs)} µs ` +
-        `(modelled ${Math.round(precision.modelledRttUs)}/${Math.round(precision.modelledP99Us)} µs at p50/p99 over a path of ${Math.round(precision.baselineP50Us)} µs; ${precision.delayedSamples} pings` +
+      `delay line precision on ${precisionPair}: p50 error ${Math.round(precision.p50ErrorUs)} µs, p99 error ${Math.round(precision.p99ErrorUs)} µs ` +
+        `(modelled ${Math.round(precision.modelledP50Us)}/${Math.round(precision.modelledP99Us)} µs at p50/p99 over a path of ${Math.round(precision.baselineP50Us)} µs; ${precision.delayedSamples} pings` +
         `${spread ? "; no pair without a modelled spread: the errors include the sampling noise of the model's own distribution" : ""})`,
     );
     return { latency: "delay-line", capApplied, precision, precisionPair, label: delayLineLabel(precision.precisionP99Us, spread), helpers: started(running), stop };

@@ -181,12 +181,12 @@ describe("precision", () => {
     const delayed = [...Array.from({ length: 100 }, () => 1060), 1010];
     const p = precisionFromSamples(baseline, delayed, 1000);
     expect(p).toEqual({
-      modelledRttUs: 1000,
+      modelledP50Us: 1000,
       modelledP99Us: 1000,
       baselineP50Us: 50,
       delayedP50Us: 1060,
       delayedP99Us: 1060,
-      biasUs: 10,
+      p50ErrorUs: 10,
       p99ErrorUs: 10,
       precisionP99Us: 10,
       baselineSamples: 3,
@@ -194,9 +194,9 @@ describe("precision", () => {
     });
     // A tail of 3 in 101 at 1,250 puts the p99 at 1,250: 200 µs above a constant model…
     const tailed = [...Array.from({ length: 98 }, () => 1060), 1250, 1250, 1250];
-    expect(precisionFromSamples(baseline, tailed, 1000)).toMatchObject({ biasUs: 10, p99ErrorUs: 200, precisionP99Us: 200 });
+    expect(precisionFromSamples(baseline, tailed, 1000)).toMatchObject({ p50ErrorUs: 10, p99ErrorUs: 200, precisionP99Us: 200 });
     // …and 50 µs above a model whose own p99 is 1,150 (jitter): the tail is the model's, not the delay line's error.
-    expect(precisionFromSamples(baseline, tailed, { p50Us: 1000, p99Us: 1150 })).toMatchObject({ modelledP99Us: 1150, biasUs: 10, p99ErrorUs: 50, precisionP99Us: 50 });
+    expect(precisionFromSamples(baseline, tailed, { p50Us: 1000, p99Us: 1150 })).toMatchObject({ modelledP99Us: 1150, p50ErrorUs: 10, p99ErrorUs: 50, precisionP99Us: 50 });
     expect(() => precisionFromSamples([], delayed, 1000)).toThrow();
   });
 });

@@ -137,7 +137,7 @@ describe("applyShaping", () => {
     const steps = calls.map((c) => (c[0] === "<start helper>" ? c.join(" ") : c.includes("tbf") ? `tbf ${c[2]}` : c.includes("ping") ? `ping ${c[3]}` : c.includes("NFQUEUE") ? `nfqueue ${c[3]}` : null)).filter((x) => x !== null);
     expect(steps).toEqual(["tbf ns-server", "ping ns-client", "<start helper> ns-client 0=712", "nfqueue ns-client", "<start helper> ns-server 0=713", "nfqueue ns-server", "ping ns-client"]);
     // Modelled 712 + 713 = 1,425 µs over a 50 µs path: 1,475 µs measured is no error at all.
-    expect(a.precision).toMatchObject({ modelledRttUs: 1425, baselineP50Us: 50, delayedP50Us: 1475, biasUs: 0, p99ErrorUs: 0, precisionP99Us: 0, delayedSamples: 20 });
+    expect(a.precision).toMatchObject({ modelledP50Us: 1425, baselineP50Us: 50, delayedP50Us: 1475, p50ErrorUs: 0, p99ErrorUs: 0, precisionP99Us: 0, delayedSamples: 20 });
     expect(a.precisionPair).toBe("host client → host server");
     expect(a.label).toBe("delay line, ±0 µs at p99");
     expect(a.helpers.map((h) => [h.namespace, h.pid, h.logPath])).toEqual([

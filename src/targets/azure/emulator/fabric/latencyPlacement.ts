@@ -57,7 +57,14 @@ export function primaryNicOf(vm: StoredResource, view: CloudView): StoredResourc
 /** ARM's location as latlab's region name: lower case, no spaces. */
 export const regionOfLocation = (location: unknown): string => String(location ?? "").replace(/\s/g, "").toLowerCase();
 
-/** A VM's placement from ARM, or why it has none to shape by (no NIC, no private address). */
+/**
+ * A VM's placement from ARM, or why it has none to shape by (no NIC, no private address). The
+ * properties read are the REST API's own (azure-rest-api-specs: Microsoft.Compute VirtualMachine
+ * `zones`, `properties.availabilitySet`, `properties.proximityPlacementGroup` — or its availability
+ * set's —, `properties.hardwareProfile.vmSize`; Microsoft.Network NetworkInterface
+ * `properties.enableAcceleratedNetworking` and its ipConfigurations' `privateIPAddress`), which the
+ * emulator has already checked every body against (arm/typeRules.ts schema()).
+ */
 export function vmPlacementOf(vm: StoredResource, view: CloudView, namespace: string, dev: string): VmPlacement | { problem: string } {
   const nic = primaryNicOf(vm, view);
   if (!nic) return { problem: `virtual machine ${vm.name} has no network interface` };
