@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import type { ExecFn } from "../../../local/exec.ts";
 import type { LatencyModelEntry } from "../../../local/model/latencyModel.ts";
-import { DELAY_LINE_STATED_P99_US, type DelayLinePrecision } from "../../../local/delayLine/precision.ts";
+import { DELAY_LINE_STATED_P50_US, type DelayLinePrecision } from "../../../local/delayLine/precision.ts";
 // A namespace import: the emulator loads even where latencyShaping.ts offers no implementation
 // yet; applying then fails, and the rehearsal says latency was not applied and why.
 import * as latencyShaping from "../../../local/network/latencyShaping.ts";
@@ -92,7 +92,7 @@ export class VmShaping {
       this.current = { signature, applied, hosts };
       this.status = {
         latency: applied.latency,
-        label: applied.latency === "delay-line" && !applied.precision ? `delay line, precision not measured in a rehearsal (stated ±${DELAY_LINE_STATED_P99_US} µs at p99)` : applied.label,
+        label: applied.latency === "delay-line" && !applied.precision ? `delay line, precision not measured in a rehearsal (stated: p50 within ±${DELAY_LINE_STATED_P50_US} µs)` : applied.label,
         ...(applied.precision ? { precision: applied.precision } : {}),
         ...(applied.latency === null ? { reason: applied.label || "neither netem nor the delay line is available" } : {}),
         model: modelEntriesUsed(sorted),

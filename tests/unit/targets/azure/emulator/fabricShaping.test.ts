@@ -124,7 +124,7 @@ describe("the emulator's fabric applies the latency model between its VMs", () =
     ]);
     // No host address: the delay line's precision pings would hinge on the VMs' NSGs; the stated precision is said.
     expect(applied[0]!.every((h) => h.address === undefined)).toBe(true);
-    expect(fabric.shapingState()).toMatchObject({ latency: "delay-line", label: "delay line, precision not measured in a rehearsal (stated ±200 µs at p99)", vms: 2, model: [{ pathKind: "cross-zone", accelnet: true, rttUs: 763 }] });
+    expect(fabric.shapingState()).toMatchObject({ latency: "delay-line", label: "delay line, precision not measured in a rehearsal (stated: p50 within ±200 µs)", vms: 2, model: [{ pathKind: "cross-zone", accelnet: true, rttUs: 763 }] });
 
     events.length = 0;
     const c = await vm(cloud, "c", 2, "1");
@@ -166,7 +166,7 @@ describe("a rehearsal's shaping in results.json", () => {
     await vm(cloud, "b", 1, "1");
     const applied = ShapingStatusSchema.parse(rehearsalShapingStatus(fabric.shapingState()));
     expect(applied).toMatchObject({ latency: "applied", mechanism: "delay-line", bandwidth: "unavailable", model: [{ pathKind: "same-zone", accelnet: true, rttUs: 188 }] });
-    expect(applied.note).toMatch(/^rehearsal: .*; latency: applied \(modelled, delay line, precision not measured in a rehearsal \(stated ±200 µs at p99\)\) — latlab's latency model between the VMs by their placement in ARM .*not measured on Azure/);
+    expect(applied.note).toMatch(/^rehearsal: .*; latency: applied \(modelled, delay line, precision not measured in a rehearsal \(stated: p50 within ±200 µs\)\) — latlab's latency model between the VMs by their placement in ARM .*not measured on Azure/);
 
     const none = harness({ netem: false, delayLine: { available: false, reason: "no gcc" } });
     await network(none.cloud);
